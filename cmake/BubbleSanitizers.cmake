@@ -1,0 +1,12 @@
+# Applies BUBBLE_SANITIZER to everything built in this project (set by the asan and tsan presets).
+if(BUBBLE_SANITIZER STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
+  add_compile_definitions(BUBBLE_ASAN=1)
+elseif(BUBBLE_SANITIZER STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+  add_compile_definitions(BUBBLE_TSAN=1)
+elseif(NOT BUBBLE_SANITIZER STREQUAL "")
+  message(FATAL_ERROR "BUBBLE_SANITIZER must be '', 'address' or 'thread', not '${BUBBLE_SANITIZER}'")
+endif()

@@ -1,0 +1,208 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <bubble/source_location.hpp>
+#include <bubble/time.hpp>
+
+namespace bubble {
+
+class Runtime;
+
+// WaitInfo says what a thread is about to block on, or which operation reached a scheduling
+// point: the kind of operation ("Mutex::lock", "Channel::receive", "sleep"), the identity of the
+// object (from Runtime::new_object_id(), so that reports are identical from run to run) and the
+// source location of the call. A bubble shows it in deadlock reports and traces.
+struct WaitInfo {
+  std::string_view kind;
+  std::uint64_t object_id = 0;
+  SourceLocation where;
+};
+
+// The outcome of Runtime::park.
+enum class ParkResult {
+  notified,   // Another thread called Runtime::unpark on the waiter.
+  timed_out,  // The deadline passed first; nobody had unparked the waiter.
+};
+
+// Waiter is one blocking call of one thread: the handle another thread uses to wake it.
+//
+// A primitive creates a Waiter on the blocked thread's stack, binds it with Runtime::prepare,
+// links it into its own wait queue under its own internal lock, releases that lock and calls
+// Runtime::park. A waker removes the waiter from the queue and calls Runtime::unpark while it
+// still holds the primitive's lock; a waiter whose park timed out takes the lock again and, if it
+// is still queued, removes itself. That protocol is what keeps a Waiter alive for as long as any
+// other thread can reach it, and it is the same in every runtime.
+//
+// The public data members are the intrusive links used by detail::WaitQueue and the slots a
+// primitive uses to hand a result to the waiter; runtimes use thread_ and notified_.
+class Waiter {
+ public:
+  Waiter() = default;
+  Waiter(const Waiter&) = delete;
+  Waiter& operator=(const Waiter&) = delete;
+
+  // True once Runtime::unpark has been called on this waiter.
+  bool notified() const noexcept { return notified_.load(std::memory_order_acquire); }
+
+  // Intrusive links of detail::WaitQueue; owned by the queue the waiter is in.
+  Waiter* next = nullptr;
+  Waiter* prev = nullptr;
+  bool queued = false;
+
+  // Free slots for the primitive that queued the waiter (a weight, a pointer to a value, a status).
+  std::uint64_t word = 0;
+  void* data = nullptr;
+  int status = 0;
+
+ private:
+  friend class Runtime;
+  std::atomic<bool> notified_{false};
+  void* thread_ = nullptr;  // The runtime's record of the thread that will park on this waiter.
+};
+
+// ThreadHandle is a runtime's handle on a thread started by Runtime::spawn.
+//
+// Destroying a handle without joining detaches the thread: it runs on, and the runtime reclaims it
+// when it ends. bubble::Thread wraps a handle and joins on destruction; prefer it.
+class ThreadHandle {
+ public:
+  virtual ~ThreadHandle() = default;
+  // Blocks the calling thread until the thread has returned from its body. Joining twice, or
+  // joining the calling thread itself, throws std::logic_error.
+  virtual void join(SourceLocation where = SourceLocation::current()) = 0;
+  // The name given to Runtime::spawn.
+  virtual const std::string& name() const noexcept = 0;
+};
+
+// Identifies a timer scheduled with Runtime::schedule_at; 0 is never a valid id.
+using TimerId = std::uint64_t;
+
+// Runtime is the clock and the scheduler that every bubble component takes, by reference, in its
+// constructor. It is a small kernel: a clock, threads, parking, timers and scheduling points.
+// Every primitive (Mutex, CondVar, Channel, Context, ...) is written once on top of it, so the
+// same code runs on real threads (bubble::system_runtime()) and in a bubble, where time is virtual
+// and a controlled scheduler picks which thread runs.
+//
+// Thread safety: every member may be called from any thread of this runtime, concurrently.
+// Calling a controlled runtime (a bubble) from a thread that does not belong to it throws
+// std::logic_error naming the runtime and the operation.
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // A short name for messages: "system" or "bubble#3".
+  virtual std::string_view name() const noexcept = 0;
+
+  // --- Clock ------------------------------------------------------------------------------
+
+  // The current time on this runtime's monotonic clock. Never decreases.
+  virtual TimePoint now() const noexcept = 0;
+
+  // The current calendar time, for logs and traces. A bubble starts at 2000-01-01T00:00:00Z
+  // (or the start its options name) and moves with its virtual clock.
+  virtual WallTime wall_now() const noexcept = 0;
+
+  // --- Threads ----------------------------------------------------------------------------
+
+  // Starts a thread of this runtime that runs `body`. `name` appears in reports and traces.
+  // An exception escaping `body` is a failure of the runtime: the system runtime calls
+  // std::terminate, a bubble fails the run and rethrows the exception from bubble::run.
+  virtual std::unique_ptr<ThreadHandle> spawn(std::string name, std::function<void()> body,
+                                              SourceLocation where = SourceLocation::current()) = 0;
+
+  // --- Parking ----------------------------------------------------------------------------
+
+  // Binds `waiter` to the calling thread, before it is queued anywhere. Must be called once per
+  // Waiter, by the thread that will park on it.
+  virtual void prepare(Waiter& waiter) = 0;
+
+  // Blocks the calling thread until another thread calls unpark(waiter) or `deadline` passes
+  // (kNoDeadline: no deadline). Returns at once if the waiter was already unparked. Returns
+  // notified if the waiter was unparked, timed_out otherwise; never returns spuriously.
+  // `what` is what the thread is blocked on, shown in deadlock reports.
+  virtual ParkResult park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) = 0;
+
+  // Wakes the thread parked (or about to park) on `waiter`. Call it while holding the lock of the
+  // queue the waiter was removed from (see Waiter). Never blocks; never switches threads.
+  virtual void unpark(Waiter& waiter) noexcept = 0;
+
+  // --- Timers -----------------------------------------------------------------------------
+
+  // Calls `callback` once, at `deadline` or soon after, on a thread of the runtime's choosing.
+  // Callbacks must not block: they wake threads, close channels, cancel contexts. A deadline
+  // that has already passed makes the timer due at once. Returns an id for cancel_timer.
+  virtual TimerId schedule_at(TimePoint deadline, std::function<void()> callback) = 0;
+
+  // Cancels a timer. Returns true if the timer had not fired and now never will; false if it
+  // had fired, is firing, or was already cancelled. Never blocks.
+  virtual bool cancel_timer(TimerId id) noexcept = 0;
+
+  // --- Scheduling -------------------------------------------------------------------------
+
+  // A place where a controlled scheduler may switch to another runnable thread: called by every
+  // primitive operation. Only called when controlled() is true (the primitives check inline).
+  virtual void schedule_point(const WaitInfo& what) = 0;
+
+  // Lets other threads run: a scheduling point in a bubble, std::this_thread::yield() otherwise.
+  virtual void yield(SourceLocation where = SourceLocation::current()) = 0;
+
+  // A fresh identity for a primitive object, unique within this runtime and, in a bubble,
+  // the same from run to run.
+  virtual std::uint64_t new_object_id() noexcept = 0;
+
+  // True for runtimes whose scheduler decides every interleaving (a bubble). Inline so that the
+  // primitives' fast paths pay one predictable branch and no virtual call on the system runtime.
+  bool controlled() const noexcept { return controlled_; }
+
+  // --- Conveniences built on the kernel ----------------------------------------------------
+
+  // Blocks the calling thread until now() >= deadline. In a bubble this takes no real time.
+  void sleep_until(TimePoint deadline, SourceLocation where = SourceLocation::current());
+  // Blocks the calling thread for `d` (nothing happens for d <= 0 beyond a scheduling point).
+  void sleep_for(Duration d, SourceLocation where = SourceLocation::current());
+
+ protected:
+  explicit Runtime(bool controlled) noexcept : controlled_(controlled) {}
+
+  // Accessors for implementations: the thread record bound by prepare(), and the unpark flag.
+  static void*& thread_slot(Waiter& w) noexcept { return w.thread_; }
+  static void mark_notified(Waiter& w) noexcept {
+    w.notified_.store(true, std::memory_order_release);
+  }
+
+ private:
+  const bool controlled_;
+};
+
+// The process-wide runtime backed by real threads and the steady clock. Never destroyed.
+Runtime& system_runtime() noexcept;
+
+// The runtime of the calling thread: its bubble when called from a bubble thread (or a bubble's
+// timer callback), the system runtime otherwise.
+Runtime& current_runtime() noexcept;
+
+// True when the calling thread belongs to a bubble.
+bool in_bubble() noexcept;
+
+// Blocks the calling thread for `d` on current_runtime()'s clock.
+void sleep_for(Duration d, SourceLocation where = SourceLocation::current());
+// Blocks the calling thread until `deadline` on current_runtime()'s clock.
+void sleep_until(TimePoint deadline, SourceLocation where = SourceLocation::current());
+// A scheduling point on current_runtime().
+void yield(SourceLocation where = SourceLocation::current());
+
+namespace detail {
+// Sets the runtime that current_runtime() returns on this OS thread (nullptr: the system
+// runtime). Used by a bubble's scheduler when it switches to and from its threads.
+void set_current_runtime(Runtime* runtime) noexcept;
+}  // namespace detail
+
+}  // namespace bubble
