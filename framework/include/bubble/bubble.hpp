@@ -1,0 +1,180 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <bubble/runtime.hpp>
+#include <bubble/schedule.hpp>
+#include <bubble/source_location.hpp>
+#include <bubble/strategy.hpp>
+#include <bubble/time.hpp>
+#include <bubble/trace.hpp>
+
+// The bubble: a simulated Runtime in which time is virtual and a seeded, recorded, replayable
+// scheduler decides every interleaving. Semantics follow Go's testing/synctest (Go 1.25).
+//
+//   bubble::RunResult r = bubble::run({.strategy = bubble::Strategy::random(42)},
+//                                     [](bubble::Runtime& rt) {
+//     bubble::Thread t(rt, "worker", [&] { rt.sleep_for(1s); });
+//     rt.sleep_for(2s);            // returns at once, in real time; now() is exactly start + 2s
+//   });
+//
+// Threads. The root function and every thread spawned inside (Runtime::spawn, bubble::Thread,
+// after_func) are fibers on the OS thread that called run(); exactly one runs at a time, and the
+// scheduler switches only at scheduling points (every primitive operation, spawn, yield(), and
+// when a thread blocks or exits). A run is therefore a pure function of the program, its inputs
+// and the strategy. Timer callbacks run on the scheduler itself, between threads: they must not
+// block (Runtime::park there throws std::logic_error; scheduling points there do nothing).
+//
+// Time. now() starts at Options::start and moves only when no thread can run: it then jumps to
+// the earliest pending timer, and every timer due at that instant fires (in creation order under
+// fifo, in an order drawn from the strategy otherwise) before any thread runs. A timer due at or
+// before now() fires at the next scheduling decision, without waiting for idleness. Computation
+// takes no virtual time.
+//
+// End of run. When the root function returns, time stops: the other threads may still run and
+// exit, timers due later never fire. run() returns once every thread has exited. Threads still
+// blocked then are a deadlock ("root has returned but blocked threads remain").
+//
+// Failures. run() throws, after unwinding every thread that has not exited (its blocking call
+// throws bubble::Unwind, so its destructors run; see Unwind):
+//   - DeadlockError when no thread can run, no timer is pending and threads remain blocked;
+//   - RunFailure when a budget (max_steps, max_virtual_time) is exhausted;
+//   - when an exception escapes a bubble thread (the first one, if several do): an exception
+//     derived from std::exception is rethrown as a RunFailure nested with the original
+//     (std::throw_with_nested: `catch (const bubble::RunFailure& e)` then
+//     `std::rethrow_if_nested(e)` recovers the original, type intact); an exception of any other
+//     type (RapidCheck's case results, for one) is rethrown unchanged, so that RC_ASSERT,
+//     RC_SUCCEED and RC_DISCARD keep their meaning inside a bubble.
+// Every RunFailure's message ends with one line that reproduces the run exactly:
+//   "replay: BUBBLE_STRATEGY=<strategy>[ <Options::replay_command>]".
+//
+// Guards. One process-wide watchdog thread (started on first use, shared by all runs) aborts the
+// process with a message naming the thread and its last scheduling point if a bubble thread runs
+// longer than Options::watchdog in real time without reaching a scheduling point (it is blocked on
+// a std::mutex, in real I/O or in an infinite loop). Calling a bubble's Runtime (and so any of its
+// primitives) from an OS thread that is not running that bubble throws std::logic_error naming
+// the runtime and the operation; for the noexcept operations (unpark, cancel_timer) it aborts.
+namespace bubble {
+
+// Unwind is thrown by a bubble thread's blocking call (Runtime::park, and so every primitive's
+// wait, and yield()) when its run is being torn down after a failure or a deadlock, so that the
+// thread's stack unwinds and its destructors run; then the thread ends quietly. It does not
+// derive from std::exception. Code on a bubble thread that catches (...) must rethrow it; if it
+// is swallowed anyway, the thread's next blocking call throws it again (a thread that keeps
+// swallowing it is abandoned, and its stack leaks).
+//
+// It is never thrown by a plain scheduling point (they happen in destructors: Mutex::unlock),
+// never by ThreadHandle::join (which then waits for the joined thread to finish unwinding), and
+// never while another exception is in flight on the same thread: so destructors that run during
+// the unwinding may block as usual. Only a destructor that was already blocked when the teardown
+// began (for example ~Pool waiting for a worker, reached by a normal return) receives it, and the
+// process then terminates: the failure report is printed first.
+struct Unwind final {};
+
+// 2000-01-01T00:00:00Z, the default start of a bubble's clock (as in Go's synctest).
+inline constexpr WallTime kDefaultStart{Duration{946'684'800'000'000'000LL}};
+
+struct Options {
+  // Where the clock starts. now() is the TimePoint with the same count since the epoch, and
+  // wall_now() the same instant, so traces and logs are identical in every run.
+  WallTime start = kDefaultStart;
+  // How the scheduler picks among runnable threads (see Strategy). Default: fifo.
+  Strategy strategy = Strategy::fifo();
+  // If set, replays this recorded schedule exactly (takes precedence over `strategy`).
+  std::optional<Schedule> replay{};
+  // Records a Trace of the run (RunResult::trace, RunFailure::trace).
+  bool trace = false;
+  // The run fails with RunFailure once it has taken this many scheduling steps (0: no limit).
+  // Ends livelocks: threads that keep running without ever letting time advance.
+  std::uint64_t max_steps = 100'000'000;
+  // The run fails with RunFailure if virtual time would move past start + max_virtual_time.
+  // Ends livelocks in virtual time (a ticker that nobody stops while the root waits forever).
+  Duration max_virtual_time = std::chrono::hours{24 * 365 * 100};
+  // Real time a bubble thread may run without reaching a scheduling point before the watchdog
+  // aborts the process. Zero (or less) disables the watchdog for this run. Time during which the
+  // whole process was paused (stopped in a debugger) does not count.
+  std::chrono::milliseconds watchdog{10'000};
+  // Usable stack size of each bubble thread (a guard page is added below it). Stacks are pooled:
+  // memory grows with the number of threads alive at once and the pages they touch.
+  std::size_t stack_size = 256 * 1024;
+  // A name for messages (Runtime::name()); default "bubble#<n>".
+  std::string name{};
+  // Appended to the replay line of failures, e.g. "./pool_tests --gtest_filter=Pool.Drains".
+  std::string replay_command{};
+};
+
+// What a successful run() returns.
+struct RunResult {
+  // The decisions taken; Options::replay = schedule reproduces the run.
+  Schedule schedule{};
+  // The strategy the run used (the replay schedule as a choices strategy when replaying).
+  Strategy strategy{};
+  // Scheduling steps taken (scheduling points, blocks, exits, timer fires).
+  std::uint64_t steps = 0;
+  // Virtual time from start to the end of the run.
+  Duration elapsed{};
+  // Threads spawned, the root included.
+  std::uint64_t threads = 0;
+  // Timer callbacks and park deadlines that fired.
+  std::uint64_t timers_fired = 0;
+  // The trace (empty unless Options::trace).
+  Trace trace{};
+
+  // "replay: BUBBLE_STRATEGY=..." as in failure messages (without replay_command).
+  std::string replay_line() const;
+  std::string trace_text() const { return trace.text(); }
+  std::string trace_json() const { return trace.chrome_json(); }
+};
+
+// A failed run: its message says what failed, where and when (virtual time), and ends with the
+// replay line. Copies share the trace.
+class RunFailure : public std::runtime_error {
+ public:
+  RunFailure(const std::string& message, Schedule schedule, Strategy strategy,
+             std::shared_ptr<const Trace> trace);
+  // The schedule recorded up to the failure; replaying it reproduces the failure.
+  const Schedule& schedule() const noexcept { return schedule_; }
+  // The strategy of the failed run.
+  const Strategy& strategy() const noexcept { return strategy_; }
+  // The trace up to the failure (empty unless Options::trace).
+  const Trace& trace() const noexcept;
+
+ private:
+  Schedule schedule_;
+  Strategy strategy_;
+  std::shared_ptr<const Trace> trace_;
+};
+
+// No thread could run, no timer was pending, and threads remained blocked. The message lists
+// every thread that had not exited: its id, name, state, what it was blocked on (kind and object
+// id) and the source location of the blocking call, then the replay line.
+class DeadlockError : public RunFailure {
+ public:
+  using RunFailure::RunFailure;
+};
+
+// Runs `root` as the root thread (#1, "root") of a new bubble on the calling OS thread and
+// returns once every bubble thread has exited; throws as described above. Calling run() from
+// inside a bubble throws std::logic_error. Bad options (a zero stack size, an empty root) throw
+// std::invalid_argument.
+RunResult run(const Options& options, std::function<void(Runtime&)> root);
+// run() with default options.
+RunResult run(std::function<void(Runtime&)> root);
+
+// Returns when every other thread of the calling thread's bubble is blocked or has exited.
+// Does not move time (timers already due fire first, as at any scheduling decision). Throws
+// std::logic_error outside a bubble, in a timer callback, or while another thread of the bubble
+// is in wait(). Like Go's synctest.Wait.
+void wait(SourceLocation where = SourceLocation::current());
+
+// sleep_for(d) then wait(): the common "let the time pass and everything settle" step.
+void sleep_and_wait(Duration d, SourceLocation where = SourceLocation::current());
+
+}  // namespace bubble

@@ -1,0 +1,408 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <bubble/context.hpp>
+#include <bubble/detail/spin_lock.hpp>
+#include <bubble/detail/wait_queue.hpp>
+#include <bubble/errc.hpp>
+#include <bubble/result.hpp>
+#include <bubble/runtime.hpp>
+#include <bubble/source_location.hpp>
+#include <bubble/time.hpp>
+
+namespace bubble {
+
+// Channel<T> is a Go channel: a first-in-first-out queue of T values between threads, buffered
+// (capacity > 0) or unbuffered (capacity 0), that can be closed.
+//
+// - Unbuffered: a send completes only when a receiver takes the value (hand-off); a receive
+//   completes only when a sender gives it one.
+// - Buffered: a send completes at once while fewer than capacity() values are buffered; a receive
+//   completes at once while a value is buffered. Otherwise they wait.
+// - Waiting senders and waiting receivers are each served first-come first-served: a value sent
+//   to a channel with waiting receivers goes directly to the one that has waited longest; when a
+//   receive frees a buffer slot (or, unbuffered, takes a value), the sender that has waited
+//   longest completes.
+// - close() ends the channel: later sends fail with errc::closed, waiting senders fail with
+//   errc::closed (their values are dropped); receives drain the values still buffered and only
+//   then fail with errc::closed.
+// - An operation whose context is already done when it starts returns ctx.err() without touching
+//   the channel, even if it could have completed at once; one whose context ends while it waits
+//   returns ctx.err(), and its value (for a send) was not delivered.
+//
+// Every public operation except the accessors and try_send_from_callback starts with a scheduling
+// point when the runtime is controlled (a bubble). Blocking uses the runtime's parking protocol,
+// so a channel works unchanged on the system runtime and in a bubble.
+//
+// Thread safety: all members may be called concurrently from threads of the channel's runtime.
+// The channel must outlive every operation on it: destroying it while a thread waits in send or
+// receive is undefined behaviour.
+//
+// T must be move-constructible without throwing (values move under the channel's spin lock).
+template <class T>
+class Channel {
+  static_assert(std::is_nothrow_move_constructible_v<T>,
+                "bubble::Channel<T>: T must be nothrow move-constructible");
+
+ public:
+  using value_type = T;
+
+  // A channel with room for `capacity` buffered values (0: unbuffered), whose waits use `rt`.
+  // The buffer is allocated at construction.
+  explicit Channel(std::size_t capacity = 0, Runtime& rt = current_runtime())
+      : rt_(&rt), id_(rt.new_object_id()), capacity_(capacity) {
+    if (capacity_ > 0) ring_ = std::make_unique<std::optional<T>[]>(capacity_);
+  }
+
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // Sends `value`, waiting while the channel has no room (unbuffered: until a receiver takes it).
+  // Returns {} once the value is buffered or handed to a receiver; errc::closed if the channel is
+  // closed (before or while waiting); ctx.err() if `ctx` is done before the call or ends while it
+  // waits. On failure the value is dropped.
+  [[nodiscard]] std::error_code send(T value, const Context& ctx = Context::background(),
+                                     SourceLocation where = SourceLocation::current()) {
+    const WaitInfo what{"Channel::send", id_, where};
+    if (rt_->controlled()) rt_->schedule_point(what);
+    {
+      Wake wake(*rt_);
+      std::lock_guard<detail::SpinLock> lock(lock_);
+      if (ctx.done()) return ctx.err();
+      if (closed_) return errc::closed;
+      if (offer_locked(value, wake)) return {};
+    }
+    return send_slow(value, ctx, what);
+  }
+
+  // Sends `value` only if that completes at once: a waiting receiver takes it, or a buffer slot is
+  // free. Returns {}, errc::closed, or errc::full (unbuffered: no receiver is waiting). Never
+  // blocks. A scheduling point in a bubble.
+  [[nodiscard]] std::error_code try_send(T value,
+                                         SourceLocation where = SourceLocation::current()) {
+    if (rt_->controlled()) rt_->schedule_point({"Channel::try_send", id_, where});
+    return try_send_from_callback(std::move(value));
+  }
+
+  // try_send without the scheduling point, for runtime timer callbacks (which run outside the
+  // runtime's threads and must never switch threads) and Context callbacks. Never blocks.
+  [[nodiscard]] std::error_code try_send_from_callback(T value) {
+    Wake wake(*rt_);
+    std::lock_guard<detail::SpinLock> lock(lock_);
+    if (closed_) return errc::closed;
+    if (offer_locked(value, wake)) return {};
+    return errc::full;
+  }
+
+  // Receives the oldest value, waiting while there is none. Returns the value; errc::closed once
+  // the channel is closed and no value is buffered (or closed while waiting); ctx.err() if `ctx`
+  // is done before the call or ends while it waits.
+  Result<T> receive(const Context& ctx = Context::background(),
+                    SourceLocation where = SourceLocation::current()) {
+    return receive_impl(ctx, kNoDeadline, {"Channel::receive", id_, where});
+  }
+
+  // Like receive(), but waits at most until `deadline` on the channel's runtime's clock: returns
+  // errc::timed_out if no value arrived by then (at once if the deadline has passed and no value
+  // is available).
+  Result<T> receive_until(TimePoint deadline, SourceLocation where = SourceLocation::current()) {
+    return receive_impl(Context::background(), deadline, {"Channel::receive_until", id_, where});
+  }
+
+  // Receives a value only if one is available at once (buffered, or offered by a waiting sender).
+  // Returns the value, errc::closed (closed and drained) or errc::empty. Never blocks.
+  Result<T> try_receive(SourceLocation where = SourceLocation::current()) {
+    if (rt_->controlled()) rt_->schedule_point({"Channel::try_receive", id_, where});
+    Wake wake(*rt_);
+    std::lock_guard<detail::SpinLock> lock(lock_);
+    if (std::optional<T> v = take_locked(wake)) return std::move(*v);
+    if (closed_) return errc::closed;
+    return errc::empty;
+  }
+
+  // Closes the channel and wakes every waiting sender (errc::closed) and receiver (errc::closed:
+  // a receiver waits only when nothing is buffered). Buffered values stay receivable. Closing a
+  // closed channel throws std::logic_error. Never blocks.
+  void close(SourceLocation where = SourceLocation::current()) {
+    if (rt_->controlled()) rt_->schedule_point({"Channel::close", id_, where});
+    std::vector<Waiter*> woken;
+    {
+      std::lock_guard<detail::SpinLock> lock(lock_);
+      if (closed_) throw std::logic_error("bubble::Channel: close of a closed channel");
+      woken.reserve(receivers_.size() + senders_.size());
+      closed_ = true;
+      while (Waiter* r = receivers_.pop_front()) {
+        r->status = kClosed;
+        woken.push_back(r);
+      }
+      while (Waiter* s = senders_.pop_front()) {
+        s->status = kClosed;
+        woken.push_back(s);
+      }
+    }
+    // Outside the lock: a dequeued waiter stays until it is unparked (see await).
+    for (Waiter* w : woken) rt_->unpark(*w);
+  }
+
+  // Destroys every buffered value and returns how many there were. Senders that were waiting for
+  // room then fill the freed slots, in arrival order, and complete, as if receivers had taken the
+  // discarded values. No scheduling point: used by Timer and Ticker (whose channels never have
+  // waiting senders), also from timer callbacks. Never blocks.
+  std::size_t discard_buffered() noexcept {
+    std::lock_guard<detail::SpinLock> lock(lock_);
+    const std::size_t n = count_;
+    while (count_ > 0) (void)pop_locked();
+    while (count_ < capacity_) {
+      Waiter* s = senders_.pop_front();
+      if (s == nullptr) break;
+      push_locked(*static_cast<T*>(s->data));
+      s->status = kDone;
+      rt_->unpark(*s);  // Under the lock, as the kernel's protocol allows; a rare path.
+    }
+    return n;
+  }
+
+  // The number of buffered values (a snapshot).
+  std::size_t size() const noexcept {
+    std::lock_guard<detail::SpinLock> lock(lock_);
+    return count_;
+  }
+  // The capacity given at construction (0: unbuffered).
+  std::size_t capacity() const noexcept { return capacity_; }
+  // True once close() has been called.
+  bool closed() const noexcept {
+    std::lock_guard<detail::SpinLock> lock(lock_);
+    return closed_;
+  }
+  // The number of threads waiting in send / in receive (a snapshot; for tests and monitoring:
+  // a test can poll it to know that a thread has started waiting).
+  std::size_t waiting_senders() const noexcept {
+    std::lock_guard<detail::SpinLock> lock(lock_);
+    return senders_.size();
+  }
+  std::size_t waiting_receivers() const noexcept {
+    std::lock_guard<detail::SpinLock> lock(lock_);
+    return receivers_.size();
+  }
+  // The object id given by the runtime (shown in traces and deadlock reports).
+  std::uint64_t id() const noexcept { return id_; }
+  Runtime& runtime() const noexcept { return *rt_; }
+
+ private:
+  // Waiter::status values.
+  enum : int { kPending = 0, kDone, kClosed, kCanceled, kTimedOut };
+
+  Result<T> receive_impl(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
+    if (rt_->controlled()) rt_->schedule_point(what);
+    {
+      Wake wake(*rt_);
+      std::lock_guard<detail::SpinLock> lock(lock_);
+      if (ctx.done()) return ctx.err();
+      if (std::optional<T> v = take_locked(wake)) return std::move(*v);
+      if (closed_) return errc::closed;
+    }
+    return receive_slow(ctx, deadline, what);
+  }
+
+  // The waiting half of send: binds a waiter (outside the spin lock), looks again, then queues
+  // and parks.
+  std::error_code send_slow(T& value, const Context& ctx, const WaitInfo& what) {
+    Waiter waiter;
+    rt_->prepare(waiter);
+    {
+      Wake wake(*rt_);
+      std::lock_guard<detail::SpinLock> lock(lock_);
+      if (ctx.done()) return ctx.err();
+      if (closed_) return errc::closed;
+      if (offer_locked(value, wake)) return {};
+      waiter.data = &value;
+      waiter.status = kPending;
+      senders_.push_back(waiter);
+    }
+    switch (await(waiter, senders_, ctx, kNoDeadline, what)) {
+      case kDone:
+        return {};
+      case kClosed:
+        return errc::closed;
+      default:
+        return ctx.err();
+    }
+  }
+
+  Result<T> receive_slow(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
+    if (deadline != kNoDeadline && deadline <= rt_->now()) {
+      Wake wake(*rt_);
+      std::lock_guard<detail::SpinLock> lock(lock_);
+      if (std::optional<T> v = take_locked(wake)) return std::move(*v);
+      if (closed_) return errc::closed;
+      return errc::timed_out;
+    }
+    Waiter waiter;
+    std::optional<T> slot;
+    rt_->prepare(waiter);
+    {
+      Wake wake(*rt_);
+      std::lock_guard<detail::SpinLock> lock(lock_);
+      if (ctx.done()) return ctx.err();
+      if (std::optional<T> v = take_locked(wake)) return std::move(*v);
+      if (closed_) return errc::closed;
+      waiter.data = &slot;
+      waiter.status = kPending;
+      receivers_.push_back(waiter);
+    }
+    switch (await(waiter, receivers_, ctx, deadline, what)) {
+      case kDone:
+        return std::move(*slot);
+      case kClosed:
+        return errc::closed;
+      case kTimedOut:
+        return errc::timed_out;
+      default:
+        return ctx.err();
+    }
+  }
+
+  // Parks on `waiter` (already in `queue`) until a waker completes it, `ctx` ends or `deadline`
+  // passes; returns the waiter's final status.
+  //
+  // Wakers dequeue a waiter and set its status under the lock but unpark it after releasing the
+  // lock (shorter critical sections). So a waiter that finds itself dequeued after a timeout
+  // parks again until its waker's unpark arrives: a Waiter never goes away before its unpark.
+  int await(Waiter& waiter, detail::WaitQueue& queue, const Context& ctx, TimePoint deadline,
+            const WaitInfo& what) {
+    std::optional<Context::Callback> on_cancel;
+    if (ctx.can_end()) {
+      // Runs on the cancelling thread (or at once, if ctx is already done); the Callback's
+      // destructor waits for it, so `waiter` outlives it.
+      on_cancel.emplace(ctx, [this, &waiter, &queue] {
+        {
+          std::lock_guard<detail::SpinLock> lock(lock_);
+          if (!waiter.queued) return;
+          queue.remove(waiter);
+          waiter.status = kCanceled;
+        }
+        rt_->unpark(waiter);
+      });
+    }
+    ParkResult parked;
+    try {
+      parked = rt_->park(waiter, deadline, what);
+    } catch (...) {
+      // The bubble unwinds a blocked thread by throwing from park: leave no dead waiter behind.
+      std::lock_guard<detail::SpinLock> lock(lock_);
+      if (waiter.queued) queue.remove(waiter);
+      throw;
+    }
+    if (parked == ParkResult::timed_out) {
+      bool dequeued;
+      {
+        std::lock_guard<detail::SpinLock> lock(lock_);
+        dequeued = !waiter.queued;
+        if (!dequeued) {
+          queue.remove(waiter);
+          waiter.status = kTimedOut;
+        }
+      }
+      // A waker got there first: its result stands; wait for its unpark.
+      if (dequeued) {
+        while (rt_->park(waiter, kNoDeadline, what) != ParkResult::notified) {
+        }
+      }
+    }
+    on_cancel.reset();
+    return waiter.status;
+  }
+
+  // Unparks, on destruction (after the lock guard declared after it has released the lock), the
+  // waiter a locked operation completed.
+  class Wake {
+   public:
+    explicit Wake(Runtime& rt) noexcept : rt_(rt) {}
+    Wake(const Wake&) = delete;
+    Wake& operator=(const Wake&) = delete;
+    ~Wake() {
+      if (waiter_ != nullptr) rt_.unpark(*waiter_);
+    }
+    void set(Waiter& w) noexcept { waiter_ = &w; }
+
+   private:
+    Runtime& rt_;
+    Waiter* waiter_ = nullptr;
+  };
+
+  // Gives `value` to the longest-waiting receiver or to the buffer; false if neither can take it.
+  bool offer_locked(T& value, Wake& wake) noexcept {
+    if (Waiter* r = receivers_.pop_front()) {
+      static_cast<std::optional<T>*>(r->data)->emplace(std::move(value));
+      r->status = kDone;
+      wake.set(*r);
+      return true;
+    }
+    if (count_ < capacity_) {
+      push_locked(value);
+      return true;
+    }
+    return false;
+  }
+
+  // Takes the oldest buffered value (refilling the buffer from the longest-waiting sender) or,
+  // unbuffered, the value of the longest-waiting sender; nullopt if there is none.
+  std::optional<T> take_locked(Wake& wake) noexcept {
+    if (count_ > 0) {
+      std::optional<T> v = pop_locked();
+      if (Waiter* s = senders_.pop_front()) {
+        push_locked(*static_cast<T*>(s->data));
+        s->status = kDone;
+        wake.set(*s);
+      }
+      return v;
+    }
+    if (Waiter* s = senders_.pop_front()) {
+      std::optional<T> v(std::move(*static_cast<T*>(s->data)));
+      s->status = kDone;
+      wake.set(*s);
+      return v;
+    }
+    return std::nullopt;
+  }
+
+  void push_locked(T& value) noexcept {
+    ring_[tail_].emplace(std::move(value));
+    tail_ = tail_ + 1 == capacity_ ? 0 : tail_ + 1;
+    ++count_;
+  }
+
+  std::optional<T> pop_locked() noexcept {
+    std::optional<T>& cell = ring_[head_];
+    std::optional<T> v(std::move(*cell));
+    cell.reset();
+    head_ = head_ + 1 == capacity_ ? 0 : head_ + 1;
+    --count_;
+    return v;
+  }
+
+  Runtime* const rt_;
+  const std::uint64_t id_;
+  const std::size_t capacity_;
+  mutable detail::SpinLock lock_;
+  std::unique_ptr<std::optional<T>[]> ring_;
+  std::size_t head_ = 0;  // The oldest buffered value.
+  std::size_t tail_ = 0;  // The next free slot.
+  std::size_t count_ = 0;
+  bool closed_ = false;
+  detail::WaitQueue senders_;
+  detail::WaitQueue receivers_;
+};
+
+}  // namespace bubble

@@ -1,0 +1,134 @@
+#include <bubble/cond_var.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "parking.hpp"
+
+namespace bubble {
+namespace {
+
+// Waiter::status values of a CondVar waiter.
+constexpr int kWaiting = 0;
+constexpr int kNotified = 1;
+constexpr int kTimedOut = 2;
+constexpr int kEnded = 3;  // The context ended.
+
+}  // namespace
+
+CondVar::CondVar(Runtime& rt) noexcept : rt_(&rt), id_(rt.new_object_id()) {}
+
+TimePoint CondVar::deadline_after(Duration timeout) const noexcept {
+  return detail::deadline_after(*rt_, timeout);
+}
+
+int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const Context* ctx,
+                       const char* kind, SourceLocation where) {
+  if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  Mutex* const mutex = lock.mutex();
+  if (mutex == nullptr || !lock.owns_lock()) {
+    throw std::logic_error(std::string("bubble::CondVar: ") + kind +
+                           " requires a std::unique_lock that owns its Mutex");
+  }
+  if (&mutex->runtime() != rt_) {
+    throw std::logic_error(std::string("bubble::CondVar: ") + kind + " with a Mutex of runtime '" +
+                           std::string(mutex->runtime().name()) + "' on a CondVar of runtime '" +
+                           std::string(rt_->name()) + "'");
+  }
+
+  Waiter w;
+  w.status = kWaiting;
+  rt_->prepare(w);
+  {
+    std::lock_guard guard(spin_);
+    queue_.push_back(w);
+  }
+  // Declared after `w`: deregistered (and finished, if it is running elsewhere) before `w` dies.
+  std::optional<Context::Callback> on_end;
+  try {
+    if (ctx != nullptr && ctx->can_end()) {
+      on_end.emplace(*ctx, [this, &w] {
+        std::lock_guard guard(spin_);
+        if (!w.queued) return;  // Notified first.
+        queue_.remove(w);
+        w.status = kEnded;
+        rt_->unpark(w);
+      });
+    }
+    // Queued before the mutex is released: a notify issued after this point finds us.
+    mutex->unlock(where);
+  } catch (...) {
+    on_end.reset();
+    std::lock_guard guard(spin_);
+    if (w.queued) queue_.remove(w);
+    throw;
+  }
+
+  bool woken;
+  try {
+    woken = detail::park_queued(*rt_, spin_, queue_, w, deadline, {kind, id_, where});
+  } catch (...) {
+    // Unwinding (a bubble abandoning this thread): restore the caller's lock if we can, so that
+    // `lock` tells the truth; otherwise disown it so its destructor does not unlock.
+    on_end.reset();
+    try {
+      mutex->lock(where);
+    } catch (...) {
+      lock.release();
+    }
+    throw;
+  }
+  on_end.reset();
+  mutex->lock(where);
+  return woken ? w.status : kTimedOut;
+}
+
+void CondVar::wait(std::unique_lock<Mutex>& lock, SourceLocation where) {
+  wait_impl(lock, kNoDeadline, nullptr, "CondVar::wait", where);
+}
+
+std::error_code CondVar::wait(std::unique_lock<Mutex>& lock, const Context& ctx,
+                              SourceLocation where) {
+  if (wait_impl(lock, kNoDeadline, &ctx, "CondVar::wait", where) == kEnded) {
+    return detail::ended_error(ctx.err());
+  }
+  return {};
+}
+
+std::cv_status CondVar::wait_until(std::unique_lock<Mutex>& lock, TimePoint deadline,
+                                   SourceLocation where) {
+  return wait_impl(lock, deadline, nullptr, "CondVar::wait_until", where) == kTimedOut
+             ? std::cv_status::timeout
+             : std::cv_status::no_timeout;
+}
+
+std::cv_status CondVar::wait_for(std::unique_lock<Mutex>& lock, Duration timeout,
+                                 SourceLocation where) {
+  return wait_until(lock, deadline_after(timeout), where);
+}
+
+void CondVar::notify_one(SourceLocation where) {
+  if (rt_->controlled()) rt_->schedule_point({"CondVar::notify_one", id_, where});
+  std::lock_guard guard(spin_);
+  Waiter* w = queue_.pop_front();
+  if (w == nullptr) return;
+  w->status = kNotified;
+  rt_->unpark(*w);
+}
+
+void CondVar::notify_all(SourceLocation where) {
+  if (rt_->controlled()) rt_->schedule_point({"CondVar::notify_all", id_, where});
+  std::lock_guard guard(spin_);
+  while (Waiter* w = queue_.pop_front()) {
+    w->status = kNotified;
+    rt_->unpark(*w);
+  }
+}
+
+std::size_t CondVar::waiters() const noexcept {
+  std::lock_guard guard(spin_);
+  return queue_.size();
+}
+
+}  // namespace bubble

@@ -1,0 +1,327 @@
+#include <bubble/context.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+
+#include <bubble/detail/spin_lock.hpp>
+
+namespace bubble {
+namespace detail {
+
+// The shared state of one context. Lock order: a context's lock is never held while another
+// context's lock is taken, and never while a callback runs.
+class ContextState final : public ContextStateBase,
+                           public std::enable_shared_from_this<ContextState> {
+ public:
+  ContextState() = default;
+  ContextState(const ContextState&) = delete;
+  ContextState& operator=(const ContextState&) = delete;
+
+  ~ContextState() {
+    // A child that is destroyed before it ends leaves its parent's list.
+    if (parent) parent->remove(parent_node);
+  }
+
+  // Links `node` and returns true, or returns false (linking nothing) if the context is done.
+  bool add(ContextCallbackNode& node) noexcept {
+    std::lock_guard<SpinLock> guard(lock);
+    if (status.load(std::memory_order_relaxed) != 0) return false;
+    node.prev = tail;
+    node.next = nullptr;
+    if (tail != nullptr) {
+      tail->next = &node;
+    } else {
+      head = &node;
+    }
+    tail = &node;
+    node.linked = true;
+    ++count;
+    return true;
+  }
+
+  // Deregisters `node`: unlinks it if it is still linked; if the cancelling thread is running it
+  // on another OS thread, waits until it has returned; if it is running on this thread, tells the
+  // canceller not to touch the node again.
+  void remove(ContextCallbackNode& node) noexcept {
+    {
+      std::lock_guard<SpinLock> guard(lock);
+      if (node.linked) {
+        unlink(node);
+        return;
+      }
+      if (node.running_on == std::thread::id{}) return;  // Never ran, or finished.
+      if (node.running_on == std::this_thread::get_id()) {
+        *node.destroyed = true;
+        node.destroyed = nullptr;
+        node.running_on = std::thread::id{};
+        return;
+      }
+    }
+    for (int spins = 0; !node.finished.load(std::memory_order_acquire); ++spins) {
+      if (spins > 64) std::this_thread::yield();
+    }
+  }
+
+  // Ends the context with `err` (canceled or deadline_exceeded) and `why` (empty: err), unless
+  // it already ended. Runs the callbacks (which cancel the children) on the calling thread.
+  void cancel(errc err, std::error_code why) noexcept {
+    TimerId timer_id = 0;
+    {
+      std::lock_guard<SpinLock> guard(lock);
+      if (status.load(std::memory_order_relaxed) != 0) return;
+      cause = why ? why : make_error_code(err);
+      status.store(static_cast<int>(err), std::memory_order_release);
+      timer_id = timer;
+      timer = 0;
+    }
+    if (timer_id != 0) timer_runtime->cancel_timer(timer_id);
+    run_callbacks();
+    // An ended child needs nothing more from its parent.
+    if (parent) parent->remove(parent_node);
+  }
+
+  // Registers this (new) context as a child of `p`; ends it at once if `p` has ended.
+  void attach_to(std::shared_ptr<ContextState> p) noexcept {
+    deadline = p->deadline;
+    if (!p->can_end) return;
+    parent = std::move(p);
+    parent_node.owner = this;
+    parent_node.invoke = &ContextState::parent_ended;
+    if (!parent->add(parent_node)) {
+      cancel(static_cast<errc>(parent->status.load(std::memory_order_acquire)), parent->cause);
+    }
+  }
+
+  SpinLock lock;
+  std::error_code cause;              // Written once, before status is published.
+  std::optional<TimePoint> deadline;  // Immutable once the context is published.
+  Runtime* timer_runtime = nullptr;
+  TimerId timer = 0;
+  std::uint64_t id = 0;
+  std::size_t count = 0;  // Linked nodes.
+  std::shared_ptr<ContextState> parent;
+  ContextCallbackNode parent_node;
+
+ private:
+  static void parent_ended(ContextCallbackNode* node) noexcept {
+    auto* child = static_cast<ContextState*>(node->owner);
+    // Null when the child is being destroyed on another thread (its destructor waits for us).
+    std::shared_ptr<ContextState> keep = child->weak_from_this().lock();
+    if (!keep) return;
+    const ContextState& p = *child->parent;
+    child->cancel(static_cast<errc>(p.status.load(std::memory_order_acquire)), p.cause);
+  }
+
+  void unlink(ContextCallbackNode& node) noexcept {
+    if (node.prev != nullptr) {
+      node.prev->next = node.next;
+    } else {
+      head = node.next;
+    }
+    if (node.next != nullptr) {
+      node.next->prev = node.prev;
+    } else {
+      tail = node.prev;
+    }
+    node.prev = node.next = nullptr;
+    node.linked = false;
+    --count;
+  }
+
+  void run_callbacks() noexcept {
+    const std::thread::id self = std::this_thread::get_id();
+    for (;;) {
+      ContextCallbackNode* node;
+      bool destroyed = false;
+      {
+        std::lock_guard<SpinLock> guard(lock);
+        node = head;
+        if (node == nullptr) return;
+        unlink(*node);
+        node->running_on = self;
+        node->destroyed = &destroyed;
+      }
+      node->invoke(node);
+      if (!destroyed) {
+        std::lock_guard<SpinLock> guard(lock);
+        node->destroyed = nullptr;
+        node->running_on = std::thread::id{};
+        node->finished.store(true, std::memory_order_release);
+      }
+    }
+  }
+
+  ContextCallbackNode* head = nullptr;
+  ContextCallbackNode* tail = nullptr;
+};
+
+struct AfterFuncState {
+  enum : int { kArmed = 0, kStarted = 1, kStopped = 2 };
+  std::atomic<int> state{kArmed};
+  std::function<void()> fn;
+  Runtime* rt = nullptr;
+  std::optional<Context::Callback> callback;
+  std::shared_ptr<AfterFuncState> self;  // Keeps the registration alive while armed.
+
+  void fire() noexcept {
+    int expected = kArmed;
+    if (!state.compare_exchange_strong(expected, kStarted, std::memory_order_acq_rel)) return;
+    std::shared_ptr<AfterFuncState> keep = std::move(self);
+    // Detached: the runtime reclaims the thread when fn returns.
+    rt->spawn("after_func", std::move(fn));
+  }
+};
+
+namespace {
+
+ContextState& state_of(const std::shared_ptr<ContextStateBase>& base) noexcept {
+  return static_cast<ContextState&>(*base);
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::ContextState;
+
+Context::Context() : Context(background()) {}
+
+const Context& Context::background() noexcept {
+  // Never destroyed: usable from static destructors and detached threads at exit.
+  static const Context* const background = new Context(std::make_shared<ContextState>());
+  return *background;
+}
+
+std::pair<Context, CancelFunc> Context::with_cancel(const Context& parent) {
+  auto state = std::make_shared<ContextState>();
+  state->can_end = true;
+  state->id = current_runtime().new_object_id();
+  const auto parent_state = std::static_pointer_cast<ContextState>(parent.state_);
+  state->attach_to(parent_state);
+  return {Context(state), CancelFunc(state)};
+}
+
+std::pair<Context, CancelFunc> Context::with_deadline(const Context& parent, TimePoint deadline,
+                                                      Runtime& rt) {
+  const std::optional<TimePoint> inherited = parent.deadline();
+  if (inherited && *inherited <= deadline) return with_cancel(parent);
+  auto state = std::make_shared<ContextState>();
+  state->can_end = true;
+  state->id = rt.new_object_id();
+  state->attach_to(std::static_pointer_cast<ContextState>(parent.state_));
+  state->deadline = deadline;
+  if (state->status.load(std::memory_order_acquire) == 0) {
+    if (deadline <= rt.now()) {
+      state->cancel(errc::deadline_exceeded, {});
+    } else {
+      std::weak_ptr<ContextState> weak = state;
+      const TimerId id = rt.schedule_at(deadline, [weak] {
+        if (std::shared_ptr<ContextState> s = weak.lock()) s->cancel(errc::deadline_exceeded, {});
+      });
+      bool ended;
+      {
+        std::lock_guard<detail::SpinLock> guard(state->lock);
+        ended = state->status.load(std::memory_order_relaxed) != 0;
+        if (!ended) {
+          state->timer = id;
+          state->timer_runtime = &rt;
+        }
+      }
+      if (ended) rt.cancel_timer(id);
+    }
+  }
+  return {Context(state), CancelFunc(state)};
+}
+
+std::pair<Context, CancelFunc> Context::with_timeout(const Context& parent, Duration timeout,
+                                                     Runtime& rt) {
+  const TimePoint now = rt.now();
+  TimePoint deadline;
+  if (timeout <= Duration::zero()) {
+    deadline = now;  // Ends the context at once.
+  } else if (timeout >= kNoDeadline - now) {
+    deadline = kNoDeadline;
+  } else {
+    deadline = now + timeout;
+  }
+  return with_deadline(parent, deadline, rt);
+}
+
+std::error_code Context::cause() const noexcept {
+  const ContextState& s = detail::state_of(state_);
+  if (s.status.load(std::memory_order_acquire) == 0) return {};
+  return s.cause;
+}
+
+std::size_t Context::registrations() const noexcept {
+  ContextState& s = detail::state_of(state_);
+  std::lock_guard<detail::SpinLock> guard(s.lock);
+  return s.count;
+}
+
+std::optional<TimePoint> Context::deadline() const noexcept {
+  return detail::state_of(state_).deadline;
+}
+
+void Context::wait(SourceLocation where) const {
+  Runtime& rt = current_runtime();
+  const WaitInfo what{"Context::wait", detail::state_of(state_).id, where};
+  if (rt.controlled()) rt.schedule_point(what);
+  if (done()) return;
+  Waiter waiter;
+  rt.prepare(waiter);
+  // The callback runs at most once and the Callback's destructor waits for it, so the waiter
+  // outlives every unpark.
+  Callback wake(*this, [&rt, &waiter] { rt.unpark(waiter); });
+  while (rt.park(waiter, kNoDeadline, what) != ParkResult::notified) {
+  }
+}
+
+void CancelFunc::operator()(std::error_code cause) const {
+  if (state_) detail::state_of(state_).cancel(errc::canceled, cause);
+}
+
+Context::Callback::Callback(const Context& ctx, std::function<void()> fn)
+    : fn_(std::move(fn)), state_(ctx.state_) {
+  if (!fn_) throw std::invalid_argument("bubble::Context::Callback: fn must not be empty");
+  node_.owner = this;
+  node_.invoke = &Callback::invoke;
+  if (!state_->can_end) return;
+  if (!detail::state_of(state_).add(node_)) invoke(&node_);
+}
+
+Context::Callback::~Callback() {
+  if (state_->can_end) detail::state_of(state_).remove(node_);
+}
+
+void Context::Callback::invoke(detail::ContextCallbackNode* node) noexcept {
+  static_cast<Callback*>(node->owner)->fn_();
+}
+
+bool AfterFuncHandle::stop() {
+  if (!state_) return false;
+  int expected = detail::AfterFuncState::kArmed;
+  if (!state_->state.compare_exchange_strong(expected, detail::AfterFuncState::kStopped,
+                                             std::memory_order_acq_rel)) {
+    return false;
+  }
+  state_->callback.reset();
+  std::shared_ptr<detail::AfterFuncState> keep = std::move(state_->self);
+  return true;
+}
+
+AfterFuncHandle after_func(const Context& ctx, std::function<void()> fn, Runtime& rt) {
+  if (!fn) throw std::invalid_argument("bubble::after_func: fn must not be empty");
+  AfterFuncHandle handle;
+  auto state = std::make_shared<detail::AfterFuncState>();
+  state->fn = std::move(fn);
+  state->rt = &rt;
+  handle.state_ = state;
+  if (!ctx.can_end()) return handle;
+  state->self = state;
+  detail::AfterFuncState* raw = state.get();
+  state->callback.emplace(ctx, [raw] { raw->fire(); });
+  return handle;
+}
+
+}  // namespace bubble

@@ -1,0 +1,91 @@
+#include <bubble/notification.hpp>
+
+#include <optional>
+
+#include "parking.hpp"
+
+namespace bubble {
+namespace {
+
+// Waiter::status values of a Notification waiter.
+constexpr int kWaiting = 0;
+constexpr int kNotified = 1;
+constexpr int kEnded = 2;  // The context ended first.
+
+}  // namespace
+
+Notification::Notification(Runtime& rt) noexcept : rt_(&rt), id_(rt.new_object_id()) {}
+
+void Notification::notify(SourceLocation where) {
+  if (rt_->controlled()) rt_->schedule_point({"Notification::notify", id_, where});
+  std::lock_guard guard(spin_);
+  if (notified_.load(std::memory_order_relaxed)) return;
+  notified_.store(true, std::memory_order_release);
+  while (Waiter* w = queue_.pop_front()) {
+    w->status = kNotified;
+    rt_->unpark(*w);
+  }
+}
+
+bool Notification::has_been_notified(SourceLocation where) const {
+  if (rt_->controlled()) rt_->schedule_point({"Notification::has_been_notified", id_, where});
+  return notified_.load(std::memory_order_acquire);
+}
+
+bool Notification::wait_impl(TimePoint deadline, const Context* ctx, const char* kind,
+                             SourceLocation where) const {
+  if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  if (notified_.load(std::memory_order_acquire)) return true;
+  if (ctx != nullptr && ctx->done()) return false;
+  Waiter w;
+  {
+    std::lock_guard guard(spin_);
+    if (notified_.load(std::memory_order_relaxed)) return true;
+    if (deadline <= rt_->now()) return false;
+    w.status = kWaiting;
+    rt_->prepare(w);
+    queue_.push_back(w);
+  }
+  std::optional<Context::Callback> on_end;
+  if (ctx != nullptr && ctx->can_end()) {
+    try {
+      on_end.emplace(*ctx, [this, &w] {
+        std::lock_guard guard(spin_);
+        if (!w.queued) return;  // Notified first.
+        queue_.remove(w);
+        w.status = kEnded;
+        rt_->unpark(w);
+      });
+    } catch (...) {
+      std::lock_guard guard(spin_);
+      if (w.queued) queue_.remove(w);
+      throw;
+    }
+  }
+  const bool woken = detail::park_queued(*rt_, spin_, queue_, w, deadline, {kind, id_, where});
+  return woken && w.status == kNotified;
+}
+
+void Notification::wait(SourceLocation where) const {
+  wait_impl(kNoDeadline, nullptr, "Notification::wait", where);
+}
+
+std::error_code Notification::wait(const Context& ctx, SourceLocation where) const {
+  if (wait_impl(kNoDeadline, &ctx, "Notification::wait", where)) return {};
+  return detail::ended_error(ctx.err());
+}
+
+bool Notification::wait_until(TimePoint deadline, SourceLocation where) const {
+  return wait_impl(deadline, nullptr, "Notification::wait_until", where);
+}
+
+bool Notification::wait_for(Duration timeout, SourceLocation where) const {
+  return wait_impl(detail::deadline_after(*rt_, timeout), nullptr, "Notification::wait_for", where);
+}
+
+std::size_t Notification::waiters() const noexcept {
+  std::lock_guard guard(spin_);
+  return queue_.size();
+}
+
+}  // namespace bubble

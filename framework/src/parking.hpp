@@ -1,0 +1,74 @@
+#pragma once
+
+// Private helpers shared by the primitives' slow paths (Mutex, CondVar, Semaphore, ...). Not
+// installed; only framework/src/*.cpp include it.
+
+#include <mutex>
+#include <string>
+#include <system_error>
+
+#include <bubble/detail/spin_lock.hpp>
+#include <bubble/detail/wait_queue.hpp>
+#include <bubble/errc.hpp>
+#include <bubble/runtime.hpp>
+
+namespace bubble::detail {
+
+// Runtime::thread_slot is protected: the Mutex reads it (after prepare) to identify the calling
+// thread of a controlled runtime, where every thread may share one OS thread.
+struct KernelAccess : Runtime {
+  using Runtime::thread_slot;
+};
+
+// Parks the calling thread on `w`, which it has prepared and queued in `queue` while holding
+// `lock` (released since). This is steps 2 and 4 of the parking protocol (docs/ARCHITECTURE.md).
+//
+// Returns true when a waker removed `w` from the queue (the waker's result is in w's slots),
+// false when `deadline` passed first and this call removed `w` itself (then nobody will ever
+// touch `w` again).
+//
+// If park throws (a bubble unwinding a thread it has abandoned), removes `w` if it is still
+// queued; if a waker had already removed it, calls `undo_grant(w)` (with no lock held) so that
+// whatever the waker handed over (a lock, permits) is given back; then rethrows.
+template <class UndoGrant>
+bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w, TimePoint deadline,
+                 const WaitInfo& what, UndoGrant&& undo_grant) {
+  ParkResult result;
+  try {
+    result = rt.park(w, deadline, what);
+  } catch (...) {
+    bool granted;
+    {
+      std::lock_guard guard(lock);
+      granted = !w.queued;
+      if (w.queued) queue.remove(w);
+    }
+    if (granted) undo_grant(w);
+    throw;
+  }
+  if (result == ParkResult::notified) return true;
+  std::lock_guard guard(lock);
+  if (!w.queued) return true;  // A waker got there first; its result stands.
+  queue.remove(w);
+  return false;
+}
+
+inline bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w,
+                        TimePoint deadline, const WaitInfo& what) {
+  return park_queued(rt, lock, queue, w, deadline, what, [](Waiter&) {});
+}
+
+// The error a context-aware wait reports when the context's callback woke it: ctx.err(), which
+// is never empty once the context has run its callbacks (canceled as a fallback).
+inline std::error_code ended_error(const std::error_code& err) noexcept {
+  return err ? err : make_error_code(errc::canceled);
+}
+
+// now + d on `rt`'s clock, saturating at kNoDeadline instead of overflowing.
+inline TimePoint deadline_after(Runtime& rt, Duration d) noexcept {
+  const TimePoint now = rt.now();
+  if (d <= Duration::zero()) return now;
+  return d >= kNoDeadline - now ? kNoDeadline : now + d;
+}
+
+}  // namespace bubble::detail

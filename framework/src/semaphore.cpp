@@ -1,0 +1,134 @@
+#include <bubble/semaphore.hpp>
+
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "parking.hpp"
+
+namespace bubble {
+namespace {
+
+// Waiter::status values of a Semaphore waiter.
+constexpr int kWaiting = 0;
+constexpr int kAcquired = 1;  // A releaser handed a permit over.
+constexpr int kTimedOut = 2;
+constexpr int kEnded = 3;  // The context ended first.
+
+}  // namespace
+
+Semaphore::Semaphore(std::ptrdiff_t initial, Runtime& rt)
+    : rt_(&rt), id_(rt.new_object_id()), count_(initial) {
+  if (initial < 0) {
+    throw std::invalid_argument("bubble::Semaphore: initial count must be >= 0, got " +
+                                std::to_string(initial));
+  }
+}
+
+int Semaphore::acquire_impl(TimePoint deadline, const Context* ctx, const char* kind,
+                            SourceLocation where) {
+  if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  if (ctx != nullptr && ctx->done()) return kEnded;
+  Waiter w;
+  {
+    std::lock_guard guard(spin_);
+    if (count_ > 0) {  // Then nobody is queued (invariant).
+      --count_;
+      return kAcquired;
+    }
+    if (deadline <= rt_->now()) return kTimedOut;
+    w.status = kWaiting;
+    rt_->prepare(w);
+    queue_.push_back(w);
+  }
+  std::optional<Context::Callback> on_end;
+  if (ctx != nullptr && ctx->can_end()) {
+    try {
+      on_end.emplace(*ctx, [this, &w] {
+        std::lock_guard guard(spin_);
+        if (!w.queued) return;  // A permit was handed over first.
+        queue_.remove(w);
+        w.status = kEnded;
+        rt_->unpark(w);
+      });
+    } catch (...) {
+      bool granted;
+      {
+        std::lock_guard guard(spin_);
+        granted = !w.queued;
+        if (w.queued) queue_.remove(w);
+      }
+      if (granted) release(1);  // Handed a permit meanwhile: give it back.
+      throw;
+    }
+  }
+  const bool woken = detail::park_queued(*rt_, spin_, queue_, w, deadline, {kind, id_, where},
+                                         [this](Waiter& granted) {
+                                           if (granted.status == kAcquired) release(1);
+                                         });
+  return woken ? w.status : kTimedOut;
+}
+
+void Semaphore::acquire(SourceLocation where) {
+  acquire_impl(kNoDeadline, nullptr, "Semaphore::acquire", where);
+}
+
+std::error_code Semaphore::acquire(const Context& ctx, SourceLocation where) {
+  if (acquire_impl(kNoDeadline, &ctx, "Semaphore::acquire", where) == kEnded) {
+    return detail::ended_error(ctx.err());
+  }
+  return {};
+}
+
+bool Semaphore::try_acquire(SourceLocation where) {
+  if (rt_->controlled()) rt_->schedule_point({"Semaphore::try_acquire", id_, where});
+  std::lock_guard guard(spin_);
+  if (count_ == 0) return false;
+  --count_;
+  return true;
+}
+
+bool Semaphore::try_acquire_until(TimePoint deadline, SourceLocation where) {
+  return acquire_impl(deadline, nullptr, "Semaphore::try_acquire_until", where) == kAcquired;
+}
+
+bool Semaphore::try_acquire_for(Duration timeout, SourceLocation where) {
+  return acquire_impl(detail::deadline_after(*rt_, timeout), nullptr, "Semaphore::try_acquire_for",
+                      where) == kAcquired;
+}
+
+void Semaphore::release(std::ptrdiff_t n, SourceLocation where) {
+  if (n < 0) {
+    throw std::invalid_argument("bubble::Semaphore: release count must be >= 0, got " +
+                                std::to_string(n));
+  }
+  if (rt_->controlled()) rt_->schedule_point({"Semaphore::release", id_, where});
+  std::lock_guard guard(spin_);
+  // Waiters exist only while count_ == 0, so this checks the count the release would leave.
+  const auto handed = static_cast<std::ptrdiff_t>(queue_.size()) < n
+                          ? static_cast<std::ptrdiff_t>(queue_.size())
+                          : n;
+  if (n - handed > std::numeric_limits<std::ptrdiff_t>::max() - count_) {
+    throw std::overflow_error("bubble::Semaphore: release(" + std::to_string(n) +
+                              ") overflows the count " + std::to_string(count_));
+  }
+  for (std::ptrdiff_t i = 0; i < handed; ++i) {
+    Waiter* w = queue_.pop_front();
+    w->status = kAcquired;
+    rt_->unpark(*w);
+  }
+  count_ += n - handed;
+}
+
+std::ptrdiff_t Semaphore::available() const noexcept {
+  std::lock_guard guard(spin_);
+  return count_;
+}
+
+std::size_t Semaphore::waiters() const noexcept {
+  std::lock_guard guard(spin_);
+  return queue_.size();
+}
+
+}  // namespace bubble

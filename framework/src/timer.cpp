@@ -1,0 +1,202 @@
+#include <bubble/timer.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include <bubble/detail/spin_lock.hpp>
+
+namespace bubble {
+namespace detail {
+
+// The shared state of a Timer or Ticker; the runtime's timer callbacks hold it too.
+//
+// Every arming gets a new generation; a firing acts only if its generation is current, and it
+// sends while holding `lock`. reset/stop bump the generation and discard the buffer under the same
+// lock, so no value from an earlier arming can be received after they return. schedule_at and
+// cancel_timer are called outside `lock`. Lock order: TimerState::lock, then the channel's lock.
+struct TimerState : std::enable_shared_from_this<TimerState> {
+  TimerState(Runtime& runtime, Duration every) : rt(&runtime), channel(1, runtime), period(every) {}
+
+  Runtime* const rt;
+  Channel<TimePoint> channel;
+  SpinLock lock;
+  std::uint64_t generation = 0;
+  bool active = false;
+  TimerId timer = 0;
+  Duration period;  // Zero for a Timer.
+
+  static TimePoint deadline_after(TimePoint now, Duration d) noexcept {
+    if (d <= Duration::zero()) return now;
+    if (d >= kNoDeadline - now) return kNoDeadline;
+    return now + d;
+  }
+
+  // Disarms; with `rearm_after`, arms again for now() + *rearm_after. Returns whether it was
+  // active.
+  bool rearm(const Duration* rearm_after) {
+    TimerId old;
+    bool was_active;
+    std::uint64_t gen;
+    TimePoint deadline{};
+    {
+      std::lock_guard<SpinLock> guard(lock);
+      was_active = active;
+      old = timer;
+      timer = 0;
+      gen = ++generation;
+      active = rearm_after != nullptr;
+      if (rearm_after != nullptr) deadline = deadline_after(rt->now(), *rearm_after);
+      channel.discard_buffered();
+    }
+    if (old != 0) rt->cancel_timer(old);
+    if (rearm_after != nullptr) schedule(deadline, gen);
+    return was_active;
+  }
+
+  void schedule(TimePoint deadline, std::uint64_t gen) {
+    if (deadline == kNoDeadline) return;  // Never fires.
+    std::shared_ptr<TimerState> self = shared_from_this();
+    const TimerId id =
+        rt->schedule_at(deadline, [self, deadline, gen] { self->fire(deadline, gen); });
+    bool stale;
+    {
+      std::lock_guard<SpinLock> guard(lock);
+      stale = generation != gen;
+      if (!stale) timer = id;
+    }
+    if (stale) rt->cancel_timer(id);
+  }
+
+  // Runs in the runtime's timer callback: must not block or switch threads.
+  void fire(TimePoint deadline, std::uint64_t gen) {
+    TimePoint next{};
+    {
+      std::lock_guard<SpinLock> guard(lock);
+      if (gen != generation || !active) return;
+      timer = 0;
+      // A full buffer (Ticker) drops the tick; a Timer's buffer is empty here.
+      (void)channel.try_send_from_callback(deadline);
+      if (period == Duration::zero()) {
+        active = false;
+        return;
+      }
+      next = deadline + period;
+      const TimePoint now = rt->now();
+      if (next <= now) next += period * ((now - next) / period + 1);  // Skip missed ticks.
+    }
+    schedule(next, gen);
+  }
+};
+
+struct AfterFuncTimerState {
+  enum : int { kArmed = 0, kStarted = 1, kStopped = 2 };
+  std::atomic<int> state{kArmed};
+  Runtime* rt = nullptr;
+  std::function<void()> fn;
+  std::atomic<TimerId> timer{0};
+
+  void fire() {
+    int expected = kArmed;
+    if (!state.compare_exchange_strong(expected, kStarted, std::memory_order_acq_rel)) return;
+    rt->spawn("after_func", std::move(fn));
+  }
+};
+
+}  // namespace detail
+
+namespace {
+
+void check_period(const char* what, Duration period) {
+  if (period <= Duration::zero()) {
+    throw std::invalid_argument(std::string("bubble::Ticker::") + what +
+                                ": period must be > 0, got " + format_duration(period));
+  }
+}
+
+}  // namespace
+
+Timer::Timer(Duration d, Runtime& rt)
+    : state_(std::make_shared<detail::TimerState>(rt, Duration{})) {
+  state_->rearm(&d);
+}
+
+Timer::~Timer() {
+  state_->rearm(nullptr);
+}
+
+Channel<TimePoint>& Timer::channel() noexcept {
+  return state_->channel;
+}
+
+bool Timer::reset(Duration d, SourceLocation where) {
+  if (state_->rt->controlled())
+    state_->rt->schedule_point({"Timer::reset", state_->channel.id(), where});
+  return state_->rearm(&d);
+}
+
+bool Timer::stop(SourceLocation where) {
+  if (state_->rt->controlled())
+    state_->rt->schedule_point({"Timer::stop", state_->channel.id(), where});
+  return state_->rearm(nullptr);
+}
+
+Ticker::Ticker(Duration period, Runtime& rt) {
+  check_period("Ticker", period);
+  state_ = std::make_shared<detail::TimerState>(rt, period);
+  state_->rearm(&period);
+}
+
+Ticker::~Ticker() {
+  state_->rearm(nullptr);
+}
+
+Channel<TimePoint>& Ticker::channel() noexcept {
+  return state_->channel;
+}
+
+void Ticker::reset(Duration period, SourceLocation where) {
+  check_period("reset", period);
+  if (state_->rt->controlled())
+    state_->rt->schedule_point({"Ticker::reset", state_->channel.id(), where});
+  {
+    std::lock_guard<detail::SpinLock> guard(state_->lock);
+    state_->period = period;
+  }
+  state_->rearm(&period);
+}
+
+void Ticker::stop(SourceLocation where) {
+  if (state_->rt->controlled())
+    state_->rt->schedule_point({"Ticker::stop", state_->channel.id(), where});
+  state_->rearm(nullptr);
+}
+
+bool AfterFunc::stop() {
+  if (!state_) return false;
+  int expected = detail::AfterFuncTimerState::kArmed;
+  if (!state_->state.compare_exchange_strong(expected, detail::AfterFuncTimerState::kStopped,
+                                             std::memory_order_acq_rel)) {
+    return false;
+  }
+  const TimerId id = state_->timer.load(std::memory_order_acquire);
+  if (id != 0) state_->rt->cancel_timer(id);
+  return true;
+}
+
+AfterFunc after_func(Duration d, std::function<void()> fn, Runtime& rt) {
+  if (!fn) throw std::invalid_argument("bubble::after_func: fn must not be empty");
+  AfterFunc handle;
+  auto state = std::make_shared<detail::AfterFuncTimerState>();
+  state->rt = &rt;
+  state->fn = std::move(fn);
+  handle.state_ = state;
+  const TimePoint deadline = detail::TimerState::deadline_after(rt.now(), d);
+  if (deadline == kNoDeadline) return handle;
+  state->timer.store(rt.schedule_at(deadline, [state] { state->fire(); }),
+                     std::memory_order_release);
+  return handle;
+}
+
+}  // namespace bubble

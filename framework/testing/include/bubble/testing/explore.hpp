@@ -1,0 +1,82 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <bubble/bubble.hpp>
+#include <bubble/runtime.hpp>
+#include <bubble/strategy.hpp>
+#include <bubble/testing/test_plan.hpp>
+
+// The engine behind BUBBLE_TEST: runs a test body in fresh bubbles, once per run of a TestPlan,
+// and reports the outcome to GoogleTest with one line that replays a failure.
+namespace bubble::testing {
+
+struct ExploreOptions {
+  // The options of every run. Its `strategy` and `replay` are replaced by the plan's strategy for
+  // each run, and `replay_command` by the field below.
+  Options options;
+  // What follows "BUBBLE_STRATEGY=<strategy>" in the replay line, e.g.
+  // "./framework_tests --gtest_filter=Suite.Name" (see current_test_command()).
+  std::string replay_command;
+  // Where GoogleTest shows the failure it adds for a failing run (BUBBLE_TEST uses the test's
+  // own file and line); nullptr: "unknown file". Must outlive the call.
+  const char* report_file = nullptr;
+  int report_line = -1;
+  // If set, every run records a trace (Options::trace), and the trace of the failing run (or, if
+  // none fails, of the last run) is written to this file as text and to "<file>.json" in
+  // Chrome's trace format, with a line on standard output saying so. A file that cannot be
+  // written adds a GoogleTest failure naming it.
+  std::optional<std::string> trace_path;
+  // Called after each run that did not fail, with the run's index among all the plan's
+  // schedules (TestPlan::schedule_index) and its result. Optional.
+  std::function<void(std::uint64_t schedule_index, const RunResult&)> on_success;
+};
+
+// What explore() did.
+struct ExploreOutcome {
+  // How many runs were started (the failing one included).
+  std::uint64_t runs = 0;
+  // True if a run failed; the exploration stopped there.
+  bool failed = false;
+  // True if the body skipped the test (GTEST_SKIP); the exploration stopped there.
+  bool skipped = false;
+  // For a failed run: its schedule index, its strategy, the replay line
+  // ("replay: BUBBLE_STRATEGY=<strategy> <replay_command>") and the failure message reported
+  // to GoogleTest (which ends with the replay line).
+  std::uint64_t failed_schedule = 0;
+  Strategy failed_strategy;
+  std::string replay_line;
+  std::string message;
+};
+
+// Runs `body` as the root thread of a fresh bubble (bubble::run) once for each run of `plan`, in
+// order, with the plan's strategy, and stops at the first run that fails. In an exploration, a
+// pct strategy with the default step estimate gets the number of steps of the exploration's first
+// run as its estimate (pct:<seed>:3:<steps>), so that PCT's change points fall inside the run.
+// Must be called from a GoogleTest test, on the test's thread, outside any bubble.
+//
+// A run fails when bubble::run throws (an exception escaped a bubble thread, a deadlock, an
+// exhausted budget) or when a GoogleTest assertion failed on any bubble thread during the run
+// (EXPECT_* and ASSERT_*; ASSERT_* returns from the function it is in, nothing more). GoogleTest
+// results produced during a run are held back and re-reported, unchanged, when the run ends, so
+// the failures of one schedule are reported together; inside the body, ::testing::Test::
+// HasFailure() therefore does not see the current run's failures (ASSERT_NO_FATAL_FAILURE does).
+//
+// A failing run adds exactly one more GoogleTest failure, whose message says which schedule
+// failed and why and ends with one line that reproduces the run exactly:
+//   replay: BUBBLE_STRATEGY=random:17 ./framework_tests --gtest_filter=Suite.Name
+// (for a bubble::RunFailure, the failure's own message, which already ends with that line).
+//
+// Returns what happened; never throws for a failure of the body.
+ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>& body,
+                       const ExploreOptions& options = {});
+
+// The command that runs only the current GoogleTest test of this process, for replay lines:
+// the program (argv[0] as given to InitGoogleTest, else /proc/self/exe) followed by
+// "--gtest_filter=<Suite>.<Name>". Only the program when called outside a test.
+std::string current_test_command();
+
+}  // namespace bubble::testing

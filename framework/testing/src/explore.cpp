@@ -1,0 +1,242 @@
+#include <bubble/testing/explore.hpp>
+
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bubble::testing {
+namespace {
+
+// Re-reports a GoogleTest result captured during a run, unchanged.
+void rereport(const ::testing::TestPartResult& r) {
+  ::testing::internal::AssertHelper(r.type(), r.file_name(), r.line_number(), r.message()) =
+      ::testing::Message();
+}
+
+void report_failure(const ExploreOptions& options, const std::string& message) {
+  ::testing::internal::AssertHelper(::testing::TestPartResult::kNonFatalFailure,
+                                    options.report_file, options.report_line, message.c_str()) =
+      ::testing::Message();
+}
+
+std::string with_command(std::string line, const std::string& command) {
+  if (!command.empty()) line += " " + command;
+  return line;
+}
+
+// The last line of `message` that starts with "replay: ", or "".
+std::string find_replay_line(const std::string& message) {
+  const std::size_t at = message.rfind("replay: ");
+  if (at == std::string::npos || (at != 0 && message[at - 1] != '\n')) return {};
+  return message.substr(at, message.find('\n', at) - at);
+}
+
+std::string self_exe() {
+  std::string buf(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return "<test program>";
+  buf.resize(static_cast<std::size_t>(n));
+  return buf;
+}
+
+// Quotes `s` for a POSIX shell when it contains anything but safe characters.
+std::string shell_word(const std::string& s) {
+  const bool safe = !s.empty() && s.find_first_not_of(
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789_-./=:,+@%") == std::string::npos;
+  if (safe) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Writes `text` to `path`; returns false if it could not.
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return static_cast<bool>(out);
+}
+
+// Writes the trace of run `which` to options.trace_path (text) and "<path>.json".
+void write_trace(const ExploreOptions& options, const Trace* trace, const std::string& which) {
+  const std::string& path = *options.trace_path;
+  if (trace == nullptr) {
+    std::cout << "bubble: no trace of " << which
+              << " to write: it ended with an exception that carries none\n"
+              << std::flush;
+    return;
+  }
+  const std::string json = path + ".json";
+  if (!write_file(path, trace->text()) || !write_file(json, trace->chrome_json())) {
+    report_failure(options, "bubble: cannot write the trace to " + path + " or " + json);
+    return;
+  }
+  std::cout << "bubble: trace of " << which << " written to " << path << " (text) and " << json
+            << " (Chrome trace format: Perfetto, chrome://tracing)\n"
+            << std::flush;
+}
+
+std::string describe_exception(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(std::move(e));
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (const rc::detail::CaseResult& r) {
+    return "a RapidCheck assertion failed: " + r.description;
+  } catch (...) {
+    return "an exception of an unknown type escaped";
+  }
+}
+
+}  // namespace
+
+std::string current_test_command() {
+  std::string program;
+  const std::vector<std::string> argv = ::testing::internal::GetArgvs();
+  program = !argv.empty() && !argv[0].empty() ? argv[0] : self_exe();
+  std::string command = shell_word(program);
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info != nullptr) {
+    // Appended piece by piece: `"literal" + std::string&&` trips GCC 12's -Wrestrict false
+    // positive at -O2 (GCC bug 105329), which -Werror turns into a release-build failure.
+    std::string filter = "--gtest_filter=";
+    filter += info->test_suite_name();
+    filter += '.';
+    filter += info->name();
+    command += ' ';
+    command += shell_word(filter);
+  }
+  return command;
+}
+
+ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>& body,
+                       const ExploreOptions& options) {
+  ExploreOutcome outcome;
+  Options run_options = options.options;
+  run_options.replay.reset();
+  run_options.replay_command = options.replay_command;
+  if (options.trace_path) run_options.trace = true;
+  std::optional<RunResult> traced;            // The run whose trace BUBBLE_TRACE writes.
+  std::string failed_which;                   // "schedule 3 of 100 (random:3)".
+  std::shared_ptr<const RunFailure> failure;  // The failing run's RunFailure, if it threw one.
+  const std::uint64_t runs = plan.size();
+  std::optional<std::uint64_t> observed_steps;  // Steps of the exploration's first run.
+
+  // GoogleTest results of every run, held back while the runs go on (one capture for the whole
+  // exploration: installing a reporter per run costs more than a small run).
+  ::testing::TestPartResultArray parts;
+  auto rereport_all = [&parts] {
+    for (int p = 0; p < parts.size(); ++p) rereport(parts.GetTestPartResult(p));
+  };
+  std::exception_ptr pending;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    try {
+      for (std::uint64_t i = 0; i < runs; ++i) {
+        const std::uint64_t k = plan.schedule_index(i);
+        run_options.strategy = plan.strategy(i);
+        const Strategy& s = run_options.strategy;
+        if (plan.exploring() && observed_steps && s.kind() == Strategy::Kind::pct &&
+            s.steps() == Strategy::kDefaultPctSteps) {
+          // PCT draws its priority change points from [1, steps]: estimate the run's length by
+          // the first run's, so that they fall inside the run.
+          run_options.strategy =
+              Strategy::pct(s.seed(), s.depth(), std::max<std::uint64_t>(1, *observed_steps));
+        }
+        ++outcome.runs;
+
+        const int before = parts.size();
+        std::optional<RunResult> result;
+        std::string error;        // Why the run failed, when bubble::run threw.
+        std::string replay_line;  // The engine's replay line, when its message has one.
+        try {
+          result = bubble::run(run_options, [&body](Runtime& rt) { body(rt); });
+        } catch (const RunFailure& e) {
+          error = e.what();
+          replay_line = find_replay_line(error);
+          if (options.trace_path) failure = std::make_shared<const RunFailure>(e);
+        } catch (...) {
+          error = describe_exception(std::current_exception());
+        }
+
+        bool gtest_failed = false;
+        bool skipped = false;
+        for (int p = before; p < parts.size(); ++p) {
+          const ::testing::TestPartResult& r = parts.GetTestPartResult(p);
+          gtest_failed = gtest_failed || r.failed();
+          skipped = skipped || r.skipped();
+        }
+
+        if (error.empty() && !gtest_failed) {
+          if (result && !observed_steps) observed_steps = result->steps;
+          if (options.on_success && result) options.on_success(k, *result);
+          if (options.trace_path && result) traced = std::move(result);
+          if (skipped) {
+            outcome.skipped = true;
+            break;
+          }
+          continue;
+        }
+
+        outcome.failed = true;
+        outcome.failed_schedule = k;
+        outcome.failed_strategy = run_options.strategy;
+        const std::string which = plan.exploring()
+                                      ? "schedule " + std::to_string(k) + " of " +
+                                            std::to_string(plan.schedules()) + " (" +
+                                            run_options.strategy.to_string() + ")"
+                                      : "the run (" + run_options.strategy.to_string() + ")";
+        std::string message = "bubble: " + which + " failed";
+        if (!error.empty()) {
+          message += ":\n" + error;
+        } else {
+          message += " with the GoogleTest failures above";
+        }
+        if (replay_line.empty()) {
+          // The run ended without a RunFailure (failed assertions, or an exception the engine
+          // passes through unchanged): build the same line the engine would have.
+          replay_line =
+              with_command(result ? result->replay_line()
+                                  : "replay: BUBBLE_STRATEGY=" + run_options.strategy.to_string(),
+                           options.replay_command);
+          message += "\n" + replay_line;
+        }
+        outcome.replay_line = replay_line;
+        outcome.message = message;
+        if (options.trace_path) {
+          traced.reset();  // A successful earlier run's trace is not this run's.
+          if (result) traced = std::move(result);
+        }
+        failed_which = which;
+        break;
+      }
+    } catch (...) {
+      // An exception from on_success or from the plan: report what was captured (once the
+      // capture is uninstalled), then let it go.
+      pending = std::current_exception();
+    }
+  }
+  rereport_all();
+  if (pending) std::rethrow_exception(pending);
+  if (outcome.failed) report_failure(options, outcome.message);
+  if (options.trace_path && outcome.runs > 0) {
+    const Trace* trace = failure ? &failure->trace() : traced ? &traced->trace : nullptr;
+    write_trace(options, trace, outcome.failed ? failed_which : "the last run");
+  }
+  return outcome;
+}
+
+}  // namespace bubble::testing

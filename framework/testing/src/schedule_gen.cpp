@@ -1,0 +1,137 @@
+#include <bubble/gen/schedule.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bubble::gen {
+namespace {
+
+using Picks = std::vector<std::uint32_t>;
+
+bool no_trailing_zero(const Picks& p) {
+  return p.empty() || p.back() != 0;
+}
+
+Picks trimmed(Picks p) {
+  while (!p.empty() && p.back() == 0) p.pop_back();
+  return p;
+}
+
+// Candidates with fewer preemptions that a pick-by-pick search cannot reach, because removing a
+// preemption changes which decisions come later: for each nonzero pick i, (a) the schedule that
+// keeps only pick i (if there are others), and (b) the schedule without pick i in which the picks
+// after it move one or two decisions later.
+std::vector<Picks> preemption_candidates(const Picks& picks) {
+  std::vector<Picks> out;
+  std::size_t nonzero = 0;
+  for (std::uint32_t p : picks) nonzero += p != 0 ? 1 : 0;
+  for (std::size_t i = 0; i < picks.size(); ++i) {
+    if (picks[i] == 0) continue;
+    if (nonzero > 1) {
+      Picks only(picks.size(), 0);
+      only[i] = picks[i];
+      out.push_back(trimmed(std::move(only)));
+    }
+    for (std::size_t shift : {1, 2}) {
+      if (i + 1 == picks.size()) break;  // Nothing after pick i to move.
+      Picks later(picks.begin(), picks.begin() + static_cast<std::ptrdiff_t>(i));
+      later.insert(later.end(), shift + 1, 0);
+      later.insert(later.end(), picks.begin() + static_cast<std::ptrdiff_t>(i) + 1, picks.end());
+      out.push_back(trimmed(std::move(later)));
+    }
+  }
+  return out;
+}
+
+// The shrinks of a list of picks without trailing zeros, best first:
+//   1. fewer preemptions (see preemption_candidates);
+//   2. drop contiguous chunks of picks (largest first);
+//   3. lower one pick to each smaller value (0 first).
+// Candidates of 2 and 3 that end with a zero are left out: each equals a shorter candidate of 2
+// (the same picks without the trailing zeros). Every candidate has fewer nonzero picks, or as
+// many and fewer picks, or as many picks with one pick smaller and the others unchanged: the
+// search always terminates, and towards few preemptions.
+rc::Seq<Picks> shrink_picks(const Picks& picks) {
+  return rc::seq::concat(
+      rc::seq::fromContainer(preemption_candidates(picks)),
+      rc::seq::filter(
+          rc::seq::concat(
+              rc::shrink::removeChunks(picks),
+              rc::shrink::eachElement(
+                  picks, [](std::uint32_t x) { return rc::seq::range<std::uint32_t>(0, x); })),
+          no_trailing_zero));
+}
+
+class ScheduleGen {
+ public:
+  explicit ScheduleGen(ScheduleShape shape) : shape_(shape) {}
+
+  rc::Shrinkable<Schedule> operator()(const rc::Random& random, int size) const {
+    rc::Random r(random);
+    const std::size_t size_now = static_cast<std::size_t>(std::max(0, size));
+    // Lengths grow with RapidCheck's size and reach max_length at its nominal maximum.
+    const std::size_t longest = std::min<std::size_t>(
+        shape_.max_length,
+        (shape_.max_length * size_now + rc::kNominalSize - 1) / rc::kNominalSize);
+    const std::size_t length = static_cast<std::size_t>(r.next() % (longest + 1));
+    Picks picks(length, 0);
+    for (std::uint32_t& pick : picks) {
+      const std::uint64_t draw = r.next();
+      if (static_cast<int>(draw % 100) < shape_.preemption_percent) {
+        pick = 1 + static_cast<std::uint32_t>((draw / 100) % shape_.max_pick);
+      }
+    }
+    while (!picks.empty() && picks.back() == 0) picks.pop_back();
+    return rc::shrinkable::map(rc::shrinkable::shrinkRecur(std::move(picks), &shrink_picks),
+                               [](const Picks& p) {
+                                 Schedule s;
+                                 s.picks = p;
+                                 s.decisions = p.size();
+                                 return s;
+                               });
+  }
+
+ private:
+  ScheduleShape shape_;
+};
+
+}  // namespace
+
+rc::Gen<Schedule> schedule(ScheduleShape shape) {
+  if (shape.max_length == 0) {
+    throw std::invalid_argument("bubble::gen::schedule: max_length must be >= 1, got 0");
+  }
+  if (shape.max_pick == 0) {
+    throw std::invalid_argument("bubble::gen::schedule: max_pick must be >= 1, got 0");
+  }
+  if (shape.preemption_percent < 0 || shape.preemption_percent > 100) {
+    throw std::invalid_argument(
+        "bubble::gen::schedule: preemption_percent must be in [0, 100], got " +
+        std::to_string(shape.preemption_percent));
+  }
+  return ScheduleGen(shape);
+}
+
+rc::Gen<Schedule> schedule() {
+  return schedule(ScheduleShape{});
+}
+
+std::size_t preemptions(const Schedule& s) noexcept {
+  std::size_t n = 0;
+  for (std::uint32_t p : s.picks) n += p != 0 ? 1 : 0;
+  return n;
+}
+
+}  // namespace bubble::gen
+
+namespace bubble {
+
+void showValue(const Schedule& s, std::ostream& os) {
+  const std::size_t n = gen::preemptions(s);
+  os << s.to_strategy().to_string() << " (" << n << (n == 1 ? " preemption)" : " preemptions)");
+}
+
+}  // namespace bubble

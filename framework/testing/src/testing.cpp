@@ -1,0 +1,54 @@
+#include <bubble/testing.hpp>
+
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace bubble::testing {
+namespace {
+
+// Prints each distinct note once per process.
+void print_notes(const TestPlan& plan) {
+  static std::mutex mutex;
+  static std::set<std::string> printed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string& note : plan.notes()) {
+    if (printed.insert(note).second) std::cout << note << "\n" << std::flush;
+  }
+}
+
+}  // namespace
+
+ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const EnvLookup& env) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const char* file = info != nullptr ? info->file() : nullptr;
+  const int line = info != nullptr ? info->line() : -1;
+  TestPlan plan;
+  try {
+    plan = TestPlan::from_environment(env);
+  } catch (const std::invalid_argument& e) {
+    ADD_FAILURE_AT(file, line) << e.what();
+    return {};
+  }
+  print_notes(plan);
+  if (plan.size() == 0) {
+    GTEST_MESSAGE_AT_(file, line, "", ::testing::TestPartResult::kSkip)
+        << "bubble: schedule shard " << plan.shard().index << "/" << plan.shard().total
+        << " has none of the " << plan.schedules() << " schedules to explore";
+    return {};
+  }
+  ExploreOptions options;
+  options.replay_command = current_test_command();
+  options.report_file = file;
+  options.report_line = line;
+  options.trace_path = plan.trace_path();
+  ExploreOutcome outcome = explore(plan, body, options);
+  if (plan.exploring() && !outcome.failed) {
+    std::cout << "bubble: explored " << plan.describe() << "\n" << std::flush;
+  }
+  return outcome;
+}
+
+}  // namespace bubble::testing

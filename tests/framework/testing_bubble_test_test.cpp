@@ -1,0 +1,654 @@
+// Tests of BUBBLE_TEST and of bubble::testing::explore(), the engine behind it: the body runs in
+// a bubble, exploration runs N distinct schedules and stops at the first failure, shards split
+// the schedules, and a failure is reported with one line that replays it.
+//
+// Failures are provoked only under a gtest-spi ScopedFakeTestPartResultReporter, which captures
+// them, so no test here has to fail.
+#include <bubble/testing.hpp>
+
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+
+namespace bubble::testing {
+namespace {
+
+// --- BUBBLE_TEST itself ------------------------------------------------------------------------
+
+BUBBLE_TEST(TestingBubbleTest, BodyRunsAsTheRootOfABubbleInVirtualTime) {
+  ASSERT_TRUE(in_bubble());
+  Runtime& rt = current_runtime();
+  EXPECT_TRUE(rt.controlled());
+  const TimePoint start = rt.now();
+  EXPECT_EQ(rt.wall_now(), kDefaultStart);
+  rt.sleep_for(1h);
+  EXPECT_EQ(rt.now() - start, 1h);
+  EXPECT_EQ(rt.wall_now(), kDefaultStart + 1h);
+}
+
+BUBBLE_TEST(TestingBubbleTest, ThreadsStartedByTheBodyBelongToTheBubble) {
+  Runtime& rt = current_runtime();
+  const TimePoint start = rt.now();
+  bool child_in_bubble = false;
+  Duration child_woke_at{};
+  std::unique_ptr<ThreadHandle> child = rt.spawn("child", [&] {
+    child_in_bubble = in_bubble() && &current_runtime() == &rt;
+    rt.sleep_for(2s);
+    child_woke_at = rt.now() - start;
+  });
+  rt.sleep_for(1s);
+  EXPECT_EQ(rt.now() - start, 1s);
+  child->join();
+  EXPECT_TRUE(child_in_bubble);
+  EXPECT_EQ(child_woke_at, 2s);
+  EXPECT_EQ(rt.now() - start, 2s);
+}
+
+BUBBLE_TEST(TestingBubbleTest, BodySeesTheMembersOfTestingTest) {
+  EXPECT_FALSE(HasFatalFailure());
+  RecordProperty("bubble", "yes");
+}
+
+// A plain TEST in the same suite as BUBBLE_TESTs: both kinds mix, and a plain test is not in a
+// bubble.
+TEST(TestingBubbleTest, PlainTestInTheSameSuiteIsNotInABubble) {
+  EXPECT_FALSE(in_bubble());
+}
+
+TEST(TestingBubbleTest, TestIsRegisteredUnderItsSuiteAndName) {
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  int found = 0;
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+    if (std::string(suite.name()) != "TestingBubbleTest") continue;
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const std::string name = suite.GetTestInfo(j)->name();
+      found += name == "BodyRunsAsTheRootOfABubbleInVirtualTime" ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(found, 1);
+}
+
+TEST(TestingBubbleTest, CurrentTestCommandRunsOnlyThisTest) {
+  const std::string command = current_test_command();
+  const std::vector<std::string> argv = ::testing::internal::GetArgvs();
+  ASSERT_FALSE(argv.empty());
+  EXPECT_EQ(command.rfind(argv[0], 0), 0u) << command;  // Starts with the program as run.
+  EXPECT_NE(command.find(" --gtest_filter=TestingBubbleTest.CurrentTestCommandRunsOnlyThisTest"),
+            std::string::npos)
+      << command;
+}
+
+// BUBBLE_TEST_F: a fixture's members are visible in the body; SetUp runs outside the bubble.
+class TestingBubbleFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    set_up_in_bubble_ = in_bubble();
+    value_ = 41;
+  }
+  bool set_up_in_bubble_ = true;
+  int value_ = 0;
+};
+
+BUBBLE_TEST_F(TestingBubbleFixture, BodySeesTheFixtureAndRunsInABubble) {
+  EXPECT_FALSE(set_up_in_bubble_);
+  EXPECT_EQ(value_, 41);
+  ASSERT_TRUE(in_bubble());
+  const TimePoint start = current_runtime().now();
+  sleep_for(5ms);
+  EXPECT_EQ(current_runtime().now() - start, 5ms);
+}
+
+TEST_F(TestingBubbleFixture, PlainTestFInTheSameFixtureIsNotInABubble) {
+  EXPECT_FALSE(in_bubble());
+  EXPECT_EQ(value_, 41);
+}
+
+// --- Sharding schedules by GoogleTest's variables, end to end ------------------------------------
+
+// Runs this test program in a child process with `env` prefixed to the command line, and returns
+// its standard output.
+std::string run_child(const std::string& env, const std::string& filter) {
+  std::string self(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (n <= 0) return "readlink failed";
+  self.resize(static_cast<std::size_t>(n));
+  const std::string command = env + " '" + self + "' --gtest_filter=" + filter + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
+  ::pclose(pipe);
+  return out;
+}
+
+// With BUBBLE_SCHEDULE_SHARDS_FROM_GTEST=1, GoogleTest stops sharding tests (both tests run on
+// every shard) and each BUBBLE_TEST explores its share of the schedules instead.
+TEST(TestingGtestShards, FromGtestRunsEveryTestOnItsShareOfTheSchedules) {
+  const std::string filter =
+      "TestingBubbleTest.BodyRunsAsTheRootOfABubbleInVirtualTime:"
+      "TestingBubbleTest.PlainTestInTheSameSuiteIsNotInABubble";
+  const std::string shared =
+      "env -u BUBBLE_STRATEGY -u BUBBLE_SEED -u BUBBLE_SCHEDULE_SHARD_INDEX "
+      "-u BUBBLE_SCHEDULE_TOTAL_SHARDS -u BUBBLE_SCHEDULE_SHARDS_FROM_GTEST -u GTEST_OUTPUT "
+      "-u GTEST_SHARD_STATUS_FILE -u BUBBLE_TRACE GTEST_TOTAL_SHARDS=2 BUBBLE_SCHEDULES=5";
+  for (const char* index : {"0", "1"}) {
+    const std::string out = run_child(
+        shared + " GTEST_SHARD_INDEX=" + index + " BUBBLE_SCHEDULE_SHARDS_FROM_GTEST=1", filter);
+    EXPECT_NE(out.find("[  PASSED  ] 2 tests."), std::string::npos) << out;
+    const std::string share = std::string(index) == "0" ? "3 of 5" : "2 of 5";
+    EXPECT_NE(out.find("bubble: explored " + share + " schedules (shard " + index + "/2)"),
+              std::string::npos)
+        << out;
+  }
+  // Without it, GoogleTest shards the tests (one test per shard here) and the test that runs
+  // explores all of its schedules.
+  std::string both;
+  for (const char* index : {"0", "1"}) {
+    const std::string out = run_child(shared + " GTEST_SHARD_INDEX=" + index, filter);
+    EXPECT_NE(out.find("[  PASSED  ] 1 test."), std::string::npos) << out;
+    both += out;
+  }
+  EXPECT_NE(both.find("bubble: explored 5 schedules"), std::string::npos) << both;
+}
+
+// --- explore(): exploration ---------------------------------------------------------------------
+
+// Three threads that each take five steps; the order in which the steps happen depends on the
+// schedule. Returns the order as a string of thread letters.
+std::string interleave(Runtime& rt) {
+  std::string order;
+  std::vector<std::unique_ptr<ThreadHandle>> threads;
+  for (char name : {'a', 'b', 'c'}) {
+    threads.push_back(rt.spawn(std::string(1, name), [&rt, &order, name] {
+      for (int i = 0; i < 5; ++i) {
+        order += name;
+        rt.schedule_point({"step", 0, SourceLocation::current()});
+      }
+    }));
+  }
+  for (auto& t : threads) t->join();
+  return order;
+}
+
+TEST(TestingExplore, RunsEveryScheduleOfThePlanWithItsOwnStrategy) {
+  const std::uint64_t n = 40;
+  const TestPlan plan = TestPlan::explore(n, 1000);
+  int bodies = 0;
+  std::set<std::string> orders;
+  std::vector<std::uint64_t> indices;
+  std::set<std::string> strategies;
+  std::set<std::vector<std::uint32_t>> schedules;
+  ExploreOptions options;
+  options.on_success = [&](std::uint64_t k, const RunResult& r) {
+    indices.push_back(k);
+    strategies.insert(r.strategy.to_string());
+    schedules.insert(r.schedule.picks);
+    // Schedule k ran with the plan's seed for k (pct's step estimate is filled in by explore).
+    EXPECT_EQ(r.strategy.seed(), 1000 + k);
+    EXPECT_EQ(r.strategy.kind(), k % 2 == 0 ? Strategy::Kind::random : Strategy::Kind::pct);
+  };
+  const ExploreOutcome outcome = explore(
+      plan,
+      [&](Runtime& rt) {
+        ++bodies;
+        orders.insert(interleave(rt));
+      },
+      options);
+  EXPECT_FALSE(outcome.failed);
+  EXPECT_EQ(outcome.runs, n);
+  EXPECT_EQ(bodies, static_cast<int>(n));
+  ASSERT_EQ(indices.size(), n);
+  for (std::uint64_t k = 0; k < n; ++k) EXPECT_EQ(indices[k], k);
+  EXPECT_EQ(strategies.size(), n);
+  // The strategies differ; so do the interleavings they produce (15 steps of 3 threads have
+  // 756756 orders: a handful of repeats at most).
+  EXPECT_GE(schedules.size(), n * 3 / 4);
+  EXPECT_GE(orders.size(), n * 3 / 4);
+}
+
+TEST(TestingExplore, ShardsTogetherRunEveryScheduleOnce) {
+  const std::uint64_t n = 11;
+  const std::uint64_t total = 3;
+  std::vector<int> ran(n, 0);
+  for (std::uint64_t index = 0; index < total; ++index) {
+    ExploreOptions options;
+    options.on_success = [&](std::uint64_t k, const RunResult&) { ++ran.at(k); };
+    const ExploreOutcome outcome = explore(
+        TestPlan::explore(n, 5, {index, total}), [](Runtime& rt) { (void)interleave(rt); },
+        options);
+    EXPECT_EQ(outcome.runs, TestPlan::explore(n, 5, {index, total}).size());
+  }
+  for (std::uint64_t k = 0; k < n; ++k) EXPECT_EQ(ran[k], 1) << "schedule " << k;
+}
+
+// Two threads increment a shared counter with a read, a scheduling point, and a write: an update
+// is lost only if the other thread runs between them (a preemption).
+int racy_counter(Runtime& rt) {
+  int x = 0;
+  auto increment = [&rt, &x] {
+    const int read = x;
+    rt.schedule_point({"counter.read", 0, SourceLocation::current()});
+    x = read + 1;
+  };
+  std::unique_ptr<ThreadHandle> a = rt.spawn("a", increment);
+  std::unique_ptr<ThreadHandle> b = rt.spawn("b", increment);
+  a->join();
+  b->join();
+  return x;
+}
+
+TEST(TestingExplore, FifoNeverPreemptsSoTheRaceIsInvisibleToAPlainRun) {
+  ::testing::TestPartResultArray parts;
+  ExploreOutcome outcome;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    outcome = explore(TestPlan{}, [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2); });
+  }
+  EXPECT_FALSE(outcome.failed);
+  EXPECT_EQ(parts.size(), 0);
+}
+
+TEST(TestingExplore, StopsAtTheFirstFailingScheduleAndPrintsOneReplayLine) {
+  const std::string command = "./framework_tests --gtest_filter=Suite.Name";
+  ExploreOptions options;
+  options.replay_command = command;
+  int bodies = 0;
+  ::testing::TestPartResultArray parts;
+  ExploreOutcome outcome;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    outcome = explore(
+        TestPlan::explore(500, 0),
+        [&](Runtime& rt) {
+          ++bodies;
+          EXPECT_EQ(racy_counter(rt), 2) << "lost update";
+        },
+        options);
+  }
+  ASSERT_TRUE(outcome.failed) << "no schedule of 500 preempted between the read and the write";
+  EXPECT_EQ(outcome.runs, outcome.failed_schedule + 1);
+  EXPECT_EQ(bodies, static_cast<int>(outcome.runs));
+  EXPECT_EQ(outcome.replay_line,
+            "replay: BUBBLE_STRATEGY=" + outcome.failed_strategy.to_string() + " " + command);
+
+  // Reported: the assertion's own failure, then one failure that names the schedule and ends
+  // with the replay line; exactly one replay line in all.
+  ASSERT_EQ(parts.size(), 2);
+  EXPECT_NE(std::string(parts.GetTestPartResult(0).message()).find("lost update"),
+            std::string::npos);
+  const std::string last = parts.GetTestPartResult(1).message();
+  EXPECT_NE(last.find("schedule " + std::to_string(outcome.failed_schedule) + " of 500"),
+            std::string::npos)
+      << last;
+  EXPECT_EQ(last.substr(last.size() - outcome.replay_line.size()), outcome.replay_line);
+  int replay_lines = 0;
+  for (int i = 0; i < parts.size(); ++i) {
+    const std::string m = parts.GetTestPartResult(i).message();
+    for (std::size_t at = m.find("BUBBLE_STRATEGY="); at != std::string::npos;
+         at = m.find("BUBBLE_STRATEGY=", at + 1)) {
+      ++replay_lines;
+    }
+  }
+  EXPECT_EQ(replay_lines, 1);
+
+  // Replaying the printed strategy (what BUBBLE_STRATEGY=... does) reproduces the failure.
+  const std::string prefix = "replay: BUBBLE_STRATEGY=";
+  const std::string text = outcome.replay_line.substr(
+      prefix.size(), outcome.replay_line.find(' ', prefix.size()) - prefix.size());
+  int replayed = 0;
+  const ExploreOutcome again = explore(TestPlan::single(Strategy::parse(text)),
+                                       [&replayed](Runtime& rt) { replayed = racy_counter(rt); });
+  EXPECT_FALSE(again.failed);                      // The body asserts nothing this time...
+  EXPECT_EQ(replayed, 1) << "replay of " << text;  // ...but the update is lost again.
+}
+
+TEST(TestingExplore, ReplayingTheFailingStrategyReproducesTheSameRun) {
+  ExploreOutcome outcome;
+  {
+    ::testing::TestPartResultArray parts;
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    outcome =
+        explore(TestPlan::explore(500, 0), [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2); });
+  }
+  ASSERT_TRUE(outcome.failed);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    int result = 0;
+    Options by_strategy;
+    by_strategy.strategy = outcome.failed_strategy;
+    const RunResult r = run(by_strategy, [&result](Runtime& rt) { result = racy_counter(rt); });
+    EXPECT_EQ(result, 1) << "replay of " << outcome.failed_strategy.to_string();
+    // The recorded schedule replays it too.
+    int again = 0;
+    Options by_schedule;
+    by_schedule.replay = r.schedule;
+    (void)run(by_schedule, [&again](Runtime& rt) { again = racy_counter(rt); });
+    EXPECT_EQ(again, 1) << "replay of choices:" << r.schedule.to_string();
+  }
+}
+
+// --- explore(): BUBBLE_TRACE ------------------------------------------------------------------
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(TestingExplore, TraceOfTheFailingRunIsWrittenAsTextAndJson) {
+  const std::string path = ::testing::TempDir() + "bubble_testing_failing_trace.txt";
+  std::remove(path.c_str());
+  std::remove((path + ".json").c_str());
+  ExploreOptions options;
+  options.trace_path = path;
+  ExploreOutcome outcome;
+  {
+    ::testing::TestPartResultArray parts;
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    outcome = explore(
+        TestPlan::explore(500, 0), [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2); }, options);
+  }
+  ASSERT_TRUE(outcome.failed);
+  const std::string text = read_file(path);
+  const std::string json = read_file(path + ".json");
+  EXPECT_NE(text.find("counter.read"), std::string::npos) << text;
+  EXPECT_NE(json.find("counter.read"), std::string::npos) << json;
+  EXPECT_NE(json.find('{'), std::string::npos);
+
+  // It is the failing run's trace: replaying its strategy with a trace gives the same text.
+  Options replay;
+  replay.strategy = outcome.failed_strategy;
+  replay.trace = true;
+  const RunResult again = run(replay, [](Runtime& rt) { (void)racy_counter(rt); });
+  EXPECT_EQ(again.trace_text(), text);
+}
+
+TEST(TestingExplore, WithoutFailureTheLastRunsTraceIsWritten) {
+  const std::string path = ::testing::TempDir() + "bubble_testing_last_trace.txt";
+  std::remove(path.c_str());
+  ExploreOptions options;
+  options.trace_path = path;
+  const ExploreOutcome outcome = explore(
+      TestPlan::single(Strategy::random(3)), [](Runtime& rt) { rt.sleep_for(2s); }, options);
+  EXPECT_FALSE(outcome.failed);
+  const std::string text = read_file(path);
+  EXPECT_NE(text.find("2s"), std::string::npos) << text;
+}
+
+TEST(TestingExplore, AnUnwritableTracePathIsReported) {
+  ExploreOptions options;
+  options.trace_path = "/nonexistent-directory-of-bubble/trace.txt";
+  ::testing::TestPartResultArray parts;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    (void)explore(
+        TestPlan{}, [](Runtime&) {}, options);
+  }
+  ASSERT_EQ(parts.size(), 1);
+  EXPECT_NE(std::string(parts.GetTestPartResult(0).message()).find(*options.trace_path),
+            std::string::npos);
+}
+
+// --- explore(): failures of every kind are reported with the replay line --------------------
+
+// Runs `body` once under fifo with a known replay command; returns the captured gtest results.
+struct Captured {
+  ExploreOutcome outcome;
+  std::vector<std::string> messages;
+  std::vector<bool> fatal;
+};
+
+Captured run_capturing(const std::function<void(Runtime&)>& body) {
+  Captured c;
+  ::testing::TestPartResultArray parts;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    ExploreOptions options;
+    options.replay_command = "./prog --gtest_filter=S.N";
+    c.outcome = explore(TestPlan{}, body, options);
+  }
+  for (int i = 0; i < parts.size(); ++i) {
+    c.messages.push_back(parts.GetTestPartResult(i).message());
+    c.fatal.push_back(parts.GetTestPartResult(i).fatally_failed());
+  }
+  return c;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+const std::string kFifoReplay = "replay: BUBBLE_STRATEGY=fifo ./prog --gtest_filter=S.N";
+
+TEST(TestingExplore, AssertReturnsFromTheBodyOnlyAndTheRunIsReported) {
+  bool after_assert = false;
+  bool bubble_went_on = false;
+  const Captured c = run_capturing([&](Runtime& rt) {
+    std::unique_ptr<ThreadHandle> t = rt.spawn("t", [&] {
+      [&] {
+        ASSERT_EQ(1, 2) << "in a bubble thread";
+        after_assert = true;
+      }();
+      bubble_went_on = true;
+    });
+    t->join();
+  });
+  EXPECT_FALSE(after_assert);
+  EXPECT_TRUE(bubble_went_on);
+  ASSERT_TRUE(c.outcome.failed);
+  ASSERT_EQ(c.messages.size(), 2u);
+  EXPECT_TRUE(c.fatal[0]);
+  EXPECT_NE(c.messages[0].find("in a bubble thread"), std::string::npos);
+  EXPECT_NE(c.messages[1].find("bubble: the run (fifo) failed"), std::string::npos);
+  EXPECT_TRUE(ends_with(c.messages[1], kFifoReplay)) << c.messages[1];
+  EXPECT_EQ(c.outcome.replay_line, kFifoReplay);
+}
+
+TEST(TestingExplore, AssertNoFatalFailureSeesAHelpersFailureDuringTheRun) {
+  bool after_helper = false;
+  const Captured c = run_capturing([&](Runtime&) {
+    ASSERT_NO_FATAL_FAILURE([] { ASSERT_TRUE(false) << "in the helper"; }());
+    after_helper = true;
+  });
+  EXPECT_FALSE(after_helper);
+  ASSERT_TRUE(c.outcome.failed);
+  ASSERT_GE(c.messages.size(), 2u);
+  EXPECT_NE(c.messages[0].find("in the helper"), std::string::npos) << c.messages[0];
+  EXPECT_TRUE(ends_with(c.messages.back(), kFifoReplay)) << c.messages.back();
+}
+
+TEST(TestingExplore, AnExceptionFailsTheRunWithTheReplayLine) {
+  const Captured c = run_capturing([](Runtime&) { throw std::runtime_error("boom in the body"); });
+  ASSERT_TRUE(c.outcome.failed);
+  ASSERT_EQ(c.messages.size(), 1u);
+  EXPECT_NE(c.messages[0].find("boom in the body"), std::string::npos) << c.messages[0];
+  EXPECT_TRUE(ends_with(c.messages[0], kFifoReplay)) << c.messages[0];
+}
+
+TEST(TestingExplore, AnExceptionOfAnyTypeFailsTheRunWithTheReplayLine) {
+  const Captured c = run_capturing([](Runtime&) { throw 42; });
+  ASSERT_TRUE(c.outcome.failed);
+  ASSERT_EQ(c.messages.size(), 1u);
+  EXPECT_NE(c.messages[0].find("unknown type"), std::string::npos) << c.messages[0];
+  EXPECT_TRUE(ends_with(c.messages[0], kFifoReplay)) << c.messages[0];
+}
+
+TEST(TestingExplore, ARapidCheckAssertionFailsTheRunWithTheReplayLine) {
+  const Captured c = run_capturing([](Runtime&) { RC_ASSERT(1 == 2); });
+  ASSERT_TRUE(c.outcome.failed);
+  ASSERT_EQ(c.messages.size(), 1u);
+  EXPECT_NE(c.messages[0].find("RapidCheck assertion failed"), std::string::npos) << c.messages[0];
+  EXPECT_NE(c.messages[0].find("1 == 2"), std::string::npos) << c.messages[0];
+  EXPECT_TRUE(ends_with(c.messages[0], kFifoReplay)) << c.messages[0];
+}
+
+TEST(TestingExplore, ADeadlockFailsTheRunWithTheReplayLine) {
+  const Captured c = run_capturing([](Runtime& rt) {
+    Waiter w;
+    rt.prepare(w);
+    (void)rt.park(w, kNoDeadline, {"forever", 7, SourceLocation::current()});
+  });
+  ASSERT_TRUE(c.outcome.failed);
+  ASSERT_EQ(c.messages.size(), 1u);
+  EXPECT_NE(c.messages[0].find("forever"), std::string::npos) << c.messages[0];
+  EXPECT_TRUE(ends_with(c.messages[0], kFifoReplay)) << c.messages[0];
+}
+
+TEST(TestingExplore, ASkipInTheBodySkipsTheTestAndEndsTheExploration) {
+  int bodies = 0;
+  ::testing::TestPartResultArray parts;
+  ExploreOutcome outcome;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    outcome = explore(TestPlan::explore(5, 0), [&bodies](Runtime&) {
+      ++bodies;
+      GTEST_SKIP() << "not today";
+    });
+  }
+  EXPECT_TRUE(outcome.skipped);
+  EXPECT_FALSE(outcome.failed);
+  EXPECT_EQ(bodies, 1);
+  ASSERT_EQ(parts.size(), 1);
+  EXPECT_TRUE(parts.GetTestPartResult(0).skipped());
+}
+
+TEST(TestingExplore, SuccessReportsNothing) {
+  const Captured c = run_capturing([](Runtime& rt) { rt.sleep_for(1s); });
+  EXPECT_FALSE(c.outcome.failed);
+  EXPECT_EQ(c.outcome.runs, 1u);
+  EXPECT_TRUE(c.messages.empty());
+}
+
+// --- run_test(): the environment as BUBBLE_TEST reads it ---------------------------------------
+
+EnvLookup lookup(std::map<std::string, std::string> env) {
+  return [env = std::move(env)](std::string_view name) -> std::optional<std::string> {
+    const auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+struct RunTestResult {
+  ExploreOutcome outcome;
+  int bodies = 0;
+  std::vector<::testing::TestPartResult> parts;
+};
+
+// run_test() with a fake environment, its GoogleTest results captured.
+RunTestResult run_test_with(std::map<std::string, std::string> env,
+                            const std::function<void(Runtime&)>& body) {
+  RunTestResult r;
+  ::testing::TestPartResultArray parts;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    r.outcome = run_test(
+        [&](Runtime& rt) {
+          ++r.bodies;
+          body(rt);
+        },
+        lookup(std::move(env)));
+  }
+  for (int i = 0; i < parts.size(); ++i) r.parts.push_back(parts.GetTestPartResult(i));
+  return r;
+}
+
+TEST(TestingRunTest, WithoutVariablesRunsTheBodyOnce) {
+  const RunTestResult r = run_test_with({}, [](Runtime& rt) { EXPECT_TRUE(rt.controlled()); });
+  EXPECT_EQ(r.bodies, 1);
+  EXPECT_EQ(r.outcome.runs, 1u);
+  EXPECT_TRUE(r.parts.empty());
+}
+
+TEST(TestingRunTest, SchedulesVariableRunsTheBodyThatManyTimes) {
+  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "7"}, {"BUBBLE_SEED", "3"}},
+                                        [](Runtime& rt) { (void)interleave(rt); });
+  EXPECT_EQ(r.bodies, 7);
+  EXPECT_EQ(r.outcome.runs, 7u);
+  EXPECT_FALSE(r.outcome.failed);
+  EXPECT_TRUE(r.parts.empty());
+}
+
+TEST(TestingRunTest, ScheduleShardRunsItsShareOnly) {
+  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "10"},
+                                         {"BUBBLE_SCHEDULE_SHARD_INDEX", "1"},
+                                         {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "4"}},
+                                        [](Runtime& rt) { (void)interleave(rt); });
+  EXPECT_EQ(r.bodies, 3);  // Schedules 1, 5, 9.
+}
+
+TEST(TestingRunTest, AShardWithNoScheduleSkipsTheTestVisibly) {
+  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "2"},
+                                         {"BUBBLE_SCHEDULE_SHARD_INDEX", "2"},
+                                         {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "3"}},
+                                        [](Runtime&) {});
+  EXPECT_EQ(r.bodies, 0);
+  ASSERT_EQ(r.parts.size(), 1u);
+  EXPECT_TRUE(r.parts[0].skipped());
+  EXPECT_NE(std::string(r.parts[0].message()).find("shard 2/3 has none of the 2 schedules"),
+            std::string::npos)
+      << r.parts[0].message();
+}
+
+TEST(TestingRunTest, AMalformedVariableFailsTheTestNamingItAndRunsNothing) {
+  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "lots"}}, [](Runtime&) {});
+  EXPECT_EQ(r.bodies, 0);
+  ASSERT_EQ(r.parts.size(), 1u);
+  EXPECT_TRUE(r.parts[0].nonfatally_failed());
+  EXPECT_NE(std::string(r.parts[0].message()).find("BUBBLE_SCHEDULES"), std::string::npos);
+  EXPECT_NE(std::string(r.parts[0].message()).find("lots"), std::string::npos);
+}
+
+// The replay line names this very test, and running it with that strategy reproduces the
+// failure (here in-process, through the same environment variable).
+TEST(TestingRunTest, AFailureReplaysThroughBubbleStrategy) {
+  const RunTestResult found = run_test_with({{"BUBBLE_SCHEDULES", "500"}}, [](Runtime& rt) {
+    EXPECT_EQ(racy_counter(rt), 2) << "lost update";
+  });
+  ASSERT_TRUE(found.outcome.failed);
+  const std::string line = found.outcome.replay_line;
+  EXPECT_NE(line.find(" --gtest_filter=TestingRunTest.AFailureReplaysThroughBubbleStrategy"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(found.parts.back().message(), found.outcome.message);
+  const std::string prefix = "replay: BUBBLE_STRATEGY=";
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << line;
+  const std::string strategy =
+      line.substr(prefix.size(), line.find(' ', prefix.size()) - prefix.size());
+  for (int i = 0; i < 3; ++i) {
+    const RunTestResult replay =
+        run_test_with({{"BUBBLE_STRATEGY", strategy}, {"BUBBLE_SCHEDULES", "500"}},
+                      [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2) << "lost update"; });
+    EXPECT_EQ(replay.bodies, 1);
+    EXPECT_TRUE(replay.outcome.failed);
+    EXPECT_EQ(replay.outcome.replay_line, line);
+  }
+}
+
+}  // namespace
+}  // namespace bubble::testing
