@@ -1,0 +1,529 @@
+// The worker pool. See pool.hpp for the contract and /work/plan/notes-pool.md for the design.
+//
+// One bubble::Mutex guards everything: the queue (pool_queue.hpp), the counters and histograms,
+// the flags and the worker/waiter counts. Three CondVars hang off it: work_cv_ (idle workers wait
+// for an eligible job), room_cv_ (submitters wait for room) and stopped_cv_ (shutdown waits for
+// the workers to stop). A worker's loop takes the lock once per job in the steady state: the
+// critical section that accounts for the previous job also takes the next one. Jobs, their
+// contexts and their completion callbacks run, and are destroyed, outside the lock.
+
+#include <bubble/pool.hpp>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <bubble/cond_var.hpp>
+#include <bubble/errc.hpp>
+#include <bubble/latency_histogram.hpp>
+#include <bubble/mutex.hpp>
+
+#include "pool_queue.hpp"
+
+namespace bubble {
+
+const char* to_string(JobStatus status) noexcept {
+  switch (status) {
+    case JobStatus::done:
+      return "done";
+    case JobStatus::canceled:
+      return "canceled";
+    case JobStatus::too_late:
+      return "too_late";
+    case JobStatus::failed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+enum class Admission { wait, try_once, bounded };
+
+void validate(const PoolOptions& o) {
+  if (o.workers < 1) {
+    throw std::invalid_argument("bubble::Pool: options.workers must be >= 1, got " +
+                                std::to_string(o.workers));
+  }
+  if (o.queue_capacity < 1) {
+    throw std::invalid_argument("bubble::Pool: options.queue_capacity must be >= 1, got " +
+                                std::to_string(o.queue_capacity));
+  }
+  if (o.aging_step < Duration::zero()) {
+    throw std::invalid_argument("bubble::Pool: options.aging_step must be >= 0, got " +
+                                format_duration(o.aging_step));
+  }
+  if (o.max_queued_per_tenant < 0) {
+    throw std::invalid_argument("bubble::Pool: options.max_queued_per_tenant must be >= 0, got " +
+                                std::to_string(o.max_queued_per_tenant));
+  }
+  if (o.max_running_per_tenant < 0) {
+    throw std::invalid_argument("bubble::Pool: options.max_running_per_tenant must be >= 0, got " +
+                                std::to_string(o.max_running_per_tenant));
+  }
+}
+
+}  // namespace
+
+class Pool::Impl {
+ public:
+  Impl(Runtime& rt, PoolOptions options)
+      : rt_(rt),
+        opts_((validate(options), std::move(options))),
+        mu_(rt),
+        work_cv_(rt),
+        room_cv_(rt),
+        stopped_cv_(rt) {
+    auto [ctx, cancel] = Context::with_cancel(Context::background());
+    ctx_ = std::move(ctx);
+    cancel_ = std::move(cancel);
+  }
+
+  void start() {
+    threads_.reserve(static_cast<std::size_t>(opts_.workers));
+    try {
+      for (int i = 0; i < opts_.workers; ++i) {
+        {
+          std::lock_guard<Mutex> lk(mu_);
+          ++live_;
+        }
+        try {
+          threads_.push_back(
+              rt_.spawn(opts_.name + "/worker-" + std::to_string(i), [this] { worker_main(); }));
+        } catch (...) {
+          std::lock_guard<Mutex> lk(mu_);
+          --live_;
+          throw;
+        }
+      }
+    } catch (...) {
+      stop_now();
+      throw;
+    }
+  }
+
+  // Shutdown with an already-expired deadline, then join the threads.
+  void stop_now() {
+    (void)shutdown(nullptr, SourceLocation::current());
+    for (auto& t : threads_) t->join();
+    threads_.clear();
+  }
+
+  std::error_code submit(const Context& ctx, Job& job, JobOptions& opts, Admission mode,
+                         Duration max_wait, SourceLocation where) {
+    if (!job) throw std::invalid_argument("bubble::Pool::submit: job must not be empty");
+    if (opts.expected_duration && *opts.expected_duration < Duration::zero()) {
+      throw std::invalid_argument(
+          "bubble::Pool::submit: opts.expected_duration must be >= 0, got " +
+          format_duration(*opts.expected_duration));
+    }
+    if (ctx.done()) return ctx.err();
+    std::size_t depth = 0;
+    const std::error_code ec = admit(ctx, job, opts, mode, max_wait, where, depth);
+    if (PoolMetricsSink* sink = opts_.metrics_sink) {
+      if (ec == errc::full || ec == errc::closed || ec == errc::tenant_limit) {
+        sink->job_rejected(ec);
+      } else if (!ec) {
+        sink->job_submitted(depth);
+      }
+    }
+    return ec;
+  }
+
+  // Shutdown; `ctx` null means a deadline that has already passed.
+  std::error_code shutdown(const Context* ctx, SourceLocation where) {
+    std::unique_lock<Mutex> lk(mu_, std::defer_lock);
+    mu_.lock(where);
+    lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
+    if (!closed_) {
+      closed_ = true;
+      room_cv_.notify_all();
+      wake_all_workers_locked();
+    }
+    if (ctx == nullptr && !cancelled_) cancel_locked(make_error_code(errc::deadline_exceeded));
+    std::error_code result;
+    while (live_ > 0) {
+      if (ctx != nullptr && !result) {
+        const std::error_code ec = stopped_cv_.wait(lk, *ctx, where);
+        if (ec && live_ > 0) {
+          result = ec;
+          if (!cancelled_) cancel_locked(ec);
+        }
+      } else {
+        stopped_cv_.wait(lk, where);
+      }
+    }
+    return result;
+  }
+
+  PoolStats stats() const {
+    std::lock_guard<Mutex> lk(mu_);
+    PoolStats s;
+    s.workers = opts_.workers;
+    s.busy_workers = busy_;
+    s.queue_depth = queue_.size();
+    s.queue_capacity = static_cast<std::size_t>(opts_.queue_capacity);
+    s.waiting_submitters = room_waiters_;
+    s.closed = closed_;
+    s.cancelled = cancelled_;
+    s.submitted = submitted_;
+    s.rejected_full = rejected_full_;
+    s.rejected_closed = rejected_closed_;
+    s.rejected_tenant_limit = rejected_tenant_limit_;
+    s.completed = completed_;
+    s.canceled = canceled_;
+    s.failed = failed_;
+    s.too_late = too_late_;
+    s.shed = rejected_full_ + rejected_tenant_limit_ + too_late_;
+    s.queue_wait = wait_hist_.summary();
+    s.service_time = service_hist_.summary();
+    return s;
+  }
+
+  Runtime& rt_;
+  const PoolOptions opts_;
+
+ private:
+  std::error_code admit(const Context& ctx, Job& job, JobOptions& opts, Admission mode,
+                        Duration max_wait, SourceLocation where, std::size_t& depth) {
+    TimePoint now = clock();
+    std::unique_lock<Mutex> lk(mu_, std::defer_lock);
+    mu_.lock(where);
+    lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
+    const auto capacity = static_cast<std::size_t>(opts_.queue_capacity);
+    const auto tenant_cap = static_cast<std::size_t>(opts_.max_queued_per_tenant);
+    std::optional<std::pair<Context, CancelFunc>> bounded;  // submit_within's timeout
+    // Cancel the timeout context on the way out (Go's `defer cancel()`), so its timer does not
+    // outlive the call.
+    struct CancelOnExit {
+      std::optional<std::pair<Context, CancelFunc>>& b;
+      ~CancelOnExit() {
+        if (b) b->second();
+      }
+    } cancel_bounded{bounded};
+    bool waited = false;
+    // Leaving without queueing after a wait: pass on a notify we may have consumed.
+    auto refuse = [&](errc e, std::uint64_t& counter) {
+      ++counter;
+      if (waited && room_waiters_ > 0 && queue_.size() < capacity) room_cv_.notify_one();
+      return make_error_code(e);
+    };
+    for (;;) {
+      if (closed_) return refuse(errc::closed, rejected_closed_);
+      if (tenant_cap > 0) {
+        const detail::PoolTenant* t = queue_.find_tenant(opts.tenant);
+        if (t != nullptr && t->queued >= tenant_cap) {
+          return refuse(errc::tenant_limit, rejected_tenant_limit_);
+        }
+      }
+      if (queue_.size() < capacity) break;
+      if (mode == Admission::try_once || (mode == Admission::bounded && max_wait <= Duration{})) {
+        return refuse(errc::full, rejected_full_);
+      }
+      const Context* wait_ctx = &ctx;
+      if (mode == Admission::bounded) {
+        if (!bounded) bounded.emplace(Context::with_timeout(ctx, max_wait, rt_));
+        wait_ctx = &bounded->first;
+      }
+      std::error_code ec;
+      {
+        Counted<std::size_t> waiting(room_waiters_);
+        ec = room_cv_.wait(lk, *wait_ctx, where);
+      }
+      waited = true;
+      if (ec) {
+        if (ctx.done()) {
+          if (room_waiters_ > 0 && queue_.size() < capacity) room_cv_.notify_one();
+          return ctx.err();
+        }
+        if (closed_) return refuse(errc::closed, rejected_closed_);
+        return refuse(errc::full, rejected_full_);
+      }
+      now = clock();
+    }
+    detail::PoolTenant& tenant = queue_.tenant(opts.tenant);
+    detail::PoolNode* node = queue_.allocate();
+    detail::PoolItem& item = node->item;  // A recycled node: assign every field.
+    item.job = std::move(job);
+    if (ctx.can_end()) {
+      item.ctx = ctx;
+    } else {
+      item.ctx.reset();
+    }
+    item.on_complete = std::move(opts.on_complete);
+    item.expected_duration = opts.expected_duration;
+    item.enqueued = now;
+    item.seq = ++seq_;
+    item.tenant = &tenant;
+    queue_.push(node, opts.priority);
+    ++submitted_;
+    depth = queue_.size();
+    // Wake an idle worker unless enough are already on their way for the jobs queued.
+    // Notify after unlocking, so that the woken worker does not find the mutex still held.
+    if (idle_ > wakes_pending_ && queue_.size() > static_cast<std::size_t>(wakes_pending_)) {
+      ++wakes_pending_;
+      lk.unlock();
+      work_cv_.notify_one();
+    }
+    return {};
+  }
+
+  // The time, for queue waits and aging; TimePoint{} (not read) when neither is wanted.
+  TimePoint clock() const {
+    return opts_.measure_latency || opts_.aging_step > Duration{} ? rt_.now() : TimePoint{};
+  }
+
+  void wake_all_workers_locked() {
+    wakes_pending_ = idle_;
+    work_cv_.notify_all();
+  }
+
+  void cancel_locked(std::error_code cause) {
+    cancelled_ = true;
+    // Under the lock, so that every job taken from now on sees a cancelled context. Cancelling
+    // runs callbacks that must not block (they never take this mutex).
+    cancel_(cause);
+  }
+
+  // What a worker is doing, for the books to stay straight if an exception escapes its loop.
+  struct WorkerState {
+    detail::PoolNode* node = nullptr;  // The job taken, while the worker holds it.
+    bool in_job = false;               // Counted in busy_ and its tenant's running.
+  };
+
+  // Counts a thread in `n` for the duration of a wait (restored on unwinding too: CondVar
+  // re-acquires the mutex before an exception leaves it).
+  template <class T>
+  struct Counted {
+    explicit Counted(T& n) : n_(n) { ++n_; }
+    ~Counted() { --n_; }
+    Counted(const Counted&) = delete;
+    Counted& operator=(const Counted&) = delete;
+    T& n_;
+  };
+
+  // Settles a worker's books when it leaves its loop, normally or by an exception that is not a
+  // std::exception (escaping a job or on_complete, or a bubble unwinding the thread), so that
+  // shutdown and the destructor still see it stop. A destructor rather than a catch handler:
+  // during unwinding a bubble lets a thread block again (it may have to wait for the mutex), but
+  // inside a catch handler it would throw its unwinding exception once more.
+  struct WorkerExit {
+    Impl& pool;
+    std::unique_lock<Mutex>& lk;
+    WorkerState& st;
+    ~WorkerExit() {
+      if (!lk.owns_lock()) lk.lock();
+      if (st.in_job) pool.finish_job_locked(st);
+      if (--pool.live_ == 0) pool.stopped_cv_.notify_all();
+    }
+  };
+
+  void worker_main() {
+    std::unique_lock<Mutex> lk(mu_);
+    WorkerState st;
+    WorkerExit exit{*this, lk, st};
+    worker_loop(lk, st);
+  }
+
+  void finish_job_locked(WorkerState& st) {
+    st.in_job = false;
+    --busy_;
+    detail::PoolItem& item = st.node->item;
+    // Normally already reset outside the lock; not when an exception is unwinding the worker.
+    item.job.reset();
+    item.ctx.reset();
+    item.on_complete = nullptr;
+    detail::PoolTenant& tenant = *item.tenant;
+    item.tenant = nullptr;
+    --tenant.running;
+    queue_.release_tenant(tenant);
+    queue_.release(st.node);
+    st.node = nullptr;
+  }
+
+  void worker_loop(std::unique_lock<Mutex>& lk, WorkerState& st) {
+    TimePoint now = clock();
+    PoolMetricsSink* const sink = opts_.metrics_sink;
+    for (;;) {
+      st.node = queue_.take(now, opts_.aging_step, opts_.max_running_per_tenant);
+      if (st.node == nullptr) {
+        if (closed_ && queue_.empty()) return;
+        {
+          Counted<int> idle(idle_);
+          work_cv_.wait(lk);
+          if (wakes_pending_ > 0) --wakes_pending_;
+        }
+        now = clock();
+        continue;
+      }
+      detail::PoolItem& item = st.node->item;
+      const Duration wait = now - item.enqueued;
+      if (opts_.measure_latency) wait_hist_.record(wait);
+      ++busy_;
+      ++item.tenant->running;
+      st.in_job = true;
+      const bool wake_submitter = room_waiters_ > 0;
+      if (closed_ && queue_.empty() && idle_ > 0) wake_all_workers_locked();
+      const int busy = busy_;
+      lk.unlock();
+      if (wake_submitter) room_cv_.notify_one();  // After unlocking, as in admit().
+
+      if (sink != nullptr) sink->job_started(wait, busy);
+      JobOutcome outcome;
+      outcome.queue_wait = wait;
+      const TimePoint start = now;
+      const bool ran = run_item(item, start, outcome);
+      if (ran && opts_.measure_latency) {
+        now = rt_.now();
+        outcome.service_time = now - start;
+      }
+      // Drop the job's state outside the lock; the node goes back to the queue under it.
+      item.job.reset();
+      item.ctx.reset();
+      std::function<void(const JobOutcome&)> on_complete = std::move(item.on_complete);
+      item.on_complete = nullptr;
+
+      lk.lock();
+      finish_job_locked(st);
+      if (ran && opts_.measure_latency) service_hist_.record(outcome.service_time);
+      switch (outcome.status) {
+        case JobStatus::done:
+          ++completed_;
+          break;
+        case JobStatus::canceled:
+          ++canceled_;
+          break;
+        case JobStatus::too_late:
+          ++too_late_;
+          break;
+        case JobStatus::failed:
+          ++failed_;
+          break;
+      }
+      if (on_complete || sink != nullptr) {
+        lk.unlock();
+        if (sink != nullptr) sink->job_finished(outcome);
+        if (on_complete) {
+          on_complete(outcome);
+          on_complete = nullptr;
+        }
+        lk.lock();
+        now = clock();
+      }
+    }
+  }
+
+  // Runs the item's job (or finds it too late); returns whether it ran.
+  bool run_item(detail::PoolItem& item, TimePoint start, JobOutcome& outcome) {
+    // `start` is the time the job was taken, or TimePoint{} when the pool reads no clock.
+    if (item.expected_duration && item.ctx) {
+      const std::optional<TimePoint> deadline = item.ctx->deadline();
+      if (!opts_.measure_latency && opts_.aging_step == Duration{}) start = rt_.now();
+      if (deadline && *deadline - start < *item.expected_duration) {
+        outcome.status = JobStatus::too_late;
+        outcome.error = errc::too_late;
+        return false;
+      }
+    }
+    if (!item.ctx) {
+      invoke(item.job, ctx_, outcome);
+      return true;
+    }
+    // The job's context ends when either its submitter's context or the pool's ends.
+    auto [job_ctx, cancel] = Context::with_cancel(*item.ctx);
+    {
+      Context::Callback link(ctx_, [c = cancel] { c(); });
+      invoke(item.job, job_ctx, outcome);
+    }
+    cancel();  // The job is over: release the context (Go's `defer cancel()`).
+    return true;
+  }
+
+  static void invoke(Job& job, const Context& ctx, JobOutcome& outcome) {
+    try {
+      job(ctx);
+      outcome.error = ctx.err();
+      outcome.status = outcome.error ? JobStatus::canceled : JobStatus::done;
+    } catch (const std::exception&) {
+      outcome.status = JobStatus::failed;
+      outcome.error = errc::job_failed;
+      outcome.exception = std::current_exception();
+    }
+    // Exceptions of other types (a bubble's forced unwind, RapidCheck results) propagate.
+  }
+
+  Context ctx_;
+  CancelFunc cancel_;
+  mutable Mutex mu_;
+  CondVar work_cv_;
+  CondVar room_cv_;
+  CondVar stopped_cv_;
+  detail::PoolQueue queue_;
+  bool closed_ = false;
+  bool cancelled_ = false;
+  int live_ = 0;
+  int idle_ = 0;           // Workers waiting on work_cv_.
+  int wakes_pending_ = 0;  // Of those, how many a notify has already chosen.
+  int busy_ = 0;
+  std::size_t room_waiters_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t rejected_full_ = 0;
+  std::uint64_t rejected_closed_ = 0;
+  std::uint64_t rejected_tenant_limit_ = 0;
+  std::uint64_t completed_ = 0;
+  std::uint64_t canceled_ = 0;
+  std::uint64_t failed_ = 0;
+  std::uint64_t too_late_ = 0;
+  LatencyHistogram wait_hist_;
+  LatencyHistogram service_hist_;
+  std::vector<std::unique_ptr<ThreadHandle>> threads_;
+};
+
+Pool::Pool(Runtime& rt, PoolOptions options)
+    : impl_(std::make_unique<Impl>(rt, std::move(options))) {
+  impl_->start();
+}
+
+Pool::Pool(PoolOptions options) : Pool(current_runtime(), std::move(options)) {}
+
+Pool::~Pool() {
+  impl_->stop_now();
+}
+
+std::error_code Pool::submit(const Context& ctx, Job job, JobOptions opts, SourceLocation where) {
+  return impl_->submit(ctx, job, opts, Admission::wait, Duration{}, where);
+}
+
+std::error_code Pool::try_submit(const Context& ctx, Job job, JobOptions opts,
+                                 SourceLocation where) {
+  return impl_->submit(ctx, job, opts, Admission::try_once, Duration{}, where);
+}
+
+std::error_code Pool::submit_within(const Context& ctx, Job job, Duration max_wait, JobOptions opts,
+                                    SourceLocation where) {
+  return impl_->submit(ctx, job, opts, Admission::bounded, max_wait, where);
+}
+
+std::error_code Pool::shutdown(const Context& ctx, SourceLocation where) {
+  return impl_->shutdown(&ctx, where);
+}
+
+PoolStats Pool::stats() const {
+  return impl_->stats();
+}
+
+Runtime& Pool::runtime() const noexcept {
+  return impl_->rt_;
+}
+
+const PoolOptions& Pool::options() const noexcept {
+  return impl_->opts_;
+}
+
+}  // namespace bubble
