@@ -51,7 +51,7 @@ namespace bubble {
 // Exceptions of any other type are not caught: they escape the worker thread (the system runtime
 // then calls std::terminate; a bubble fails the run and rethrows them from bubble::run). That is
 // deliberate: a bubble unwinds the stacks of its threads with an exception that is not a
-// std::exception (boost::context::detail::forced_unwind), which must propagate, and RapidCheck's
+// std::exception (bubble::Unwind), which must propagate, and RapidCheck's
 // RC_ASSERT failures must reach the property, not be counted as a failed job.
 //
 // Nested submits. A job that submits into its own pool and waits for the inner job can
