@@ -8,5 +8,6 @@ namespace bubble::cli {
 // does the work and sets `exit_code` (0 on success, 1 when something it ran failed).
 void add_list_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
+void add_limiter_command(CLI::App& app, int& exit_code);
 
 }  // namespace bubble::cli

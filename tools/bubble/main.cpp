@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   bubble::cli::add_list_command(app, exit_code);
   bubble::cli::add_run_command(app, exit_code);
+  bubble::cli::add_limiter_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   if (app.get_subcommands().empty()) {
     fmt::print("{}\n", app.help());

@@ -1,9 +1,11 @@
 // `bubble list` and `bubble run`: the scenario suites.
+#include <bubble/scenarios/property.hpp>
 #include <bubble/scenarios/registry.hpp>
 #include <bubble/version.hpp>
 
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -43,7 +45,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     scenarios::SuiteOptions options;
   };
   auto args = std::make_shared<Args>();
-  auto* run = app.add_subcommand("run", "Run scenario suites (all of them by default) and summarize");
+  auto* run =
+      app.add_subcommand("run", "Run scenario suites (all of them by default) and summarize");
   run->add_option("suites", args->names, "Suites to run, by name (see `bubble list`)");
   run->add_option("--cases", args->options.cases, "Generated cases per property")
       ->check(CLI::PositiveNumber);
@@ -64,6 +67,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
       selected.push_back(suite);
     }
     print_suites();
+    // One seed for the whole run, printed, so that `--seed` reproduces any failure. RapidCheck
+    // prints its own configuration when it starts; give it the same seed so the two agree.
+    args->options.seed = scenarios::effective_seed(args->options);
+    fmt::print("seed: {}\n", args->options.seed);
+    if (std::getenv("RC_PARAMS") == nullptr) {
+      ::setenv("RC_PARAMS", fmt::format("seed={}", args->options.seed).c_str(), 0);
+    }
     int passed = 0;
     int failed = 0;
     for (const auto* suite : selected) {

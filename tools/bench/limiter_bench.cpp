@@ -1,0 +1,117 @@
+// Benchmarks of the limiters' fast decisions on the system runtime, each against a baseline
+// measured in the same binary: the same decision guarded by a std::mutex.
+//
+//   TokenBucket::allow, uncontended (tokens available)   vs  std::mutex + TokenBucketCore +
+//                                                            std::chrono::steady_clock
+//   RateLimiter::try_submit with an empty bucket          vs  std::mutex + token counter
+//
+// Figures and the command that produced them: /work/plan/notes-limiter.md (merged into
+// docs/PERFORMANCE.md).
+#include <bubble/pool.hpp>
+#include <bubble/rate_limiter.hpp>
+#include <bubble/runtime.hpp>
+#include <bubble/token_bucket.hpp>
+#include <bubble/token_bucket_core.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <mutex>
+#include <system_error>
+
+namespace {
+
+// --- TokenBucket::allow -------------------------------------------------------------------
+
+// A bucket that refills faster than the loop drains it, so allow() succeeds every time.
+void BM_TokenBucket_Allow(benchmark::State& state) {
+  bubble::TokenBucket bucket(bubble::system_runtime(), 1e10, 1'000'000);
+  for (auto _ : state) benchmark::DoNotOptimize(bucket.allow());
+}
+BENCHMARK(BM_TokenBucket_Allow);
+
+// Baseline: the same arithmetic behind a std::mutex, on std::chrono::steady_clock.
+class StdMutexBucket {
+ public:
+  StdMutexBucket(double rate, int burst) : core_(rate, burst) {}
+  bool allow() {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    return core_.allow_at(bubble::TimePoint(std::chrono::duration_cast<bubble::Duration>(now)));
+  }
+
+ private:
+  std::mutex mu_;
+  bubble::TokenBucketCore core_;
+};
+
+void BM_Baseline_StdMutexBucket_Allow(benchmark::State& state) {
+  StdMutexBucket bucket(1e10, 1'000'000);
+  for (auto _ : state) benchmark::DoNotOptimize(bucket.allow());
+}
+BENCHMARK(BM_Baseline_StdMutexBucket_Allow);
+
+// For reference: the clock read alone, and the core's arithmetic alone (no lock, no clock).
+void BM_Reference_RuntimeNow(benchmark::State& state) {
+  bubble::Runtime& rt = bubble::system_runtime();
+  for (auto _ : state) benchmark::DoNotOptimize(rt.now());
+}
+BENCHMARK(BM_Reference_RuntimeNow);
+
+void BM_Reference_TokenBucketCore_AllowAt(benchmark::State& state) {
+  bubble::TokenBucketCore core(1e10, 1'000'000);
+  bubble::TimePoint t{};
+  for (auto _ : state) {
+    t += bubble::Duration(1);
+    benchmark::DoNotOptimize(core.allow_at(t));
+  }
+}
+BENCHMARK(BM_Reference_TokenBucketCore_AllowAt);
+
+// --- RateLimiter::try_submit, bucket empty ------------------------------------------------
+
+void BM_RateLimiter_TrySubmitEmpty(benchmark::State& state) {
+  bubble::PoolOptions options;
+  options.workers = 1;
+  bubble::Pool pool(bubble::system_runtime(), options);
+  bubble::RateLimiter limiter(pool, 1, std::chrono::hours(1000));
+  if (limiter.try_submit([] {})) state.SkipWithError("the first try_submit failed");
+  for (auto _ : state) {
+    const std::error_code ec = limiter.try_submit([] {});
+    benchmark::DoNotOptimize(ec);
+  }
+  if (limiter.try_submit([] {}) != bubble::errc::rate_limited) {
+    state.SkipWithError("the bucket was not empty");
+  }
+  limiter.stop();
+  (void)pool.shutdown();
+}
+BENCHMARK(BM_RateLimiter_TrySubmitEmpty);
+
+// Baseline: the same decision (stopped? any token?) behind a std::mutex.
+class StdMutexTokens {
+ public:
+  std::error_code try_take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return bubble::errc::limiter_stopped;
+    if (tokens_ == 0) return bubble::errc::rate_limited;
+    --tokens_;
+    return {};
+  }
+
+ private:
+  std::mutex mu_;
+  int tokens_ = 0;
+  bool stopped_ = false;
+};
+
+void BM_Baseline_StdMutexTokens_TryTakeEmpty(benchmark::State& state) {
+  StdMutexTokens tokens;
+  for (auto _ : state) {
+    const std::error_code ec = tokens.try_take();
+    benchmark::DoNotOptimize(ec);
+  }
+}
+BENCHMARK(BM_Baseline_StdMutexTokens_TryTakeEmpty);
+
+}  // namespace
