@@ -1,9 +1,11 @@
 #include <bubble/scenarios/registry.hpp>
+#include <bubble/scenarios/suites.hpp>
 
 namespace bubble::scenarios {
 
 const std::vector<ScenarioSuite>& all_suites() {
-  static const std::vector<ScenarioSuite> suites = {};
+  static const std::vector<ScenarioSuite> suites = {limiter_suite(), pool_suite(),
+                                                    timing_bugs_suite()};
   return suites;
 }
 
