@@ -337,7 +337,7 @@ BUBBLE_PROP(TestingBubbleProp, InputsAreDrawnInsideTheBubble) {
   int x = 0;
   std::vector<std::unique_ptr<ThreadHandle>> threads;
   for (int i = 0; i < n; ++i) {
-    threads.push_back(rt.spawn("t" + std::to_string(i), [&rt, &x] {
+    threads.push_back(rt.spawn(std::string("t").append(std::to_string(i)), [&rt, &x] {
       rt.schedule_point({"before", 0, SourceLocation::current()});
       ++x;
     }));
