@@ -9,7 +9,9 @@ thread_local Runtime* tl_current_runtime = nullptr;
 }  // namespace
 
 namespace detail {
-void set_current_runtime(Runtime* runtime) noexcept { tl_current_runtime = runtime; }
+void set_current_runtime(Runtime* runtime) noexcept {
+  tl_current_runtime = runtime;
+}
 }  // namespace detail
 
 Runtime& current_runtime() noexcept {
@@ -45,12 +47,16 @@ void Runtime::sleep_for(Duration d, SourceLocation where) {
   sleep_until(d >= kNoDeadline - start ? kNoDeadline : start + d, where);
 }
 
-void sleep_for(Duration d, SourceLocation where) { current_runtime().sleep_for(d, where); }
+void sleep_for(Duration d, SourceLocation where) {
+  current_runtime().sleep_for(d, where);
+}
 
 void sleep_until(TimePoint deadline, SourceLocation where) {
   current_runtime().sleep_until(deadline, where);
 }
 
-void yield(SourceLocation where) { current_runtime().yield(where); }
+void yield(SourceLocation where) {
+  current_runtime().yield(where);
+}
 
 }  // namespace bubble

@@ -7,7 +7,9 @@
 
 namespace bubble {
 
-Clock::time_point Clock::now() noexcept { return current_runtime().now(); }
+Clock::time_point Clock::now() noexcept {
+  return current_runtime().now();
+}
 
 std::string format_wall_time(WallTime t) {
   using namespace std::chrono;
@@ -15,9 +17,9 @@ std::string format_wall_time(WallTime t) {
   const year_month_day ymd{day};
   const hh_mm_ss<Duration> hms{t - day};
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<long long>(hms.hours().count()),
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<long long>(hms.hours().count()),
                 static_cast<long long>(hms.minutes().count()),
                 static_cast<long long>(hms.seconds().count()));
   std::string out = buf;

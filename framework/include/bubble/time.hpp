@@ -31,7 +31,8 @@ using TimePoint = Clock::time_point;
 using WallTime = std::chrono::time_point<std::chrono::system_clock, Duration>;
 
 // Formats a wall time as RFC 3339 in UTC, for example "2000-01-01T00:00:03Z"; fractional seconds
-// are printed only when non-zero, with as many digits as needed ("...:03.25Z", "...:03.000000001Z").
+// are printed only when non-zero, with as many digits as needed ("...:03.25Z",
+// "...:03.000000001Z").
 std::string format_wall_time(WallTime t);
 
 // Formats a duration for people: "0s", "1.5s", "20ms", "250us", "7ns", "-3s", "1h2m3s".
