@@ -207,19 +207,23 @@ class RunQueue {
   std::size_t size() const noexcept { return size_; }
   BThread* operator[](std::size_t i) const noexcept { return buf_[(head_ + i) & mask_]; }
   void push_back(BThread* t) {
-    if (size_ == buf_.size()) grow();
+    if (size_ == buf_.size()) [[unlikely]]
+      grow();
     buf_[(head_ + size_) & mask_] = t;
     ++size_;
   }
   void push_front(BThread* t) {
-    if (size_ == buf_.size()) grow();
+    if (size_ == buf_.size()) [[unlikely]]
+      grow();
     head_ = (head_ - 1) & mask_;
     buf_[head_] = t;
     ++size_;
   }
   BThread* take(std::size_t i) noexcept {
     BThread* t = (*this)[i];
-    if (i < size_ / 2) {
+    if (i == 0) {  // The common case (fifo, and every pick of 0): pop the front.
+      head_ = (head_ + 1) & mask_;
+    } else if (i < size_ / 2) {
       for (std::size_t j = i; j > 0; --j) buf_[(head_ + j) & mask_] = buf_[(head_ + j - 1) & mask_];
       head_ = (head_ + 1) & mask_;
     } else {
@@ -233,7 +237,7 @@ class RunQueue {
   void clear() noexcept { size_ = head_ = 0; }
 
  private:
-  void grow() {
+  [[gnu::noinline]] void grow() {
     std::vector<BThread*> bigger(buf_.empty() ? 16 : buf_.size() * 2);
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
     buf_ = std::move(bigger);
@@ -373,6 +377,8 @@ class Bubble final : public Runtime {
 
   [[noreturn]] void foreign(const char* op) const;
   [[noreturn]] void foreign_noexcept(const char* op) const noexcept;
+  [[noreturn, gnu::noinline, gnu::cold]] void bad_park(const BThread* t,
+                                                       const WaitInfo& what) const;
 
   // Switching.
   void switch_to(Ctx& to);
@@ -394,6 +400,8 @@ class Bubble final : public Runtime {
   void record(std::uint32_t idx);
   void record_pick(std::uint32_t idx);
   void step(const WaitInfo* what);
+  [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
+  [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
   void step_event(std::uint64_t s);
   void update_next_step_event();
   bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
@@ -751,7 +759,8 @@ void Bubble::arrived(fiber&& from) noexcept {
 void Bubble::run_thread(BThread* t) {
   t->state = ThreadState::running;
   current_ = t;
-  trace(Trace::EventKind::run, t->id, {}, 0, {});
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::run, t->id, {}, 0, {});
   switch_to(*t);
   current_ = nullptr;
 }
@@ -768,7 +777,8 @@ void Bubble::leave_blocked() {
     if (next != self) {
       next->state = ThreadState::running;
       current_ = next;
-      trace(Trace::EventKind::run, next->id, {}, 0, {});
+      if (tracing_) [[unlikely]]
+        trace_event(Trace::EventKind::run, next->id, {}, 0, {});
       switch_to(*next);
     }
   }
@@ -844,7 +854,8 @@ Ctx* Bubble::exit_current(BThread* t) {
     BThread* n = queue_.take(decide(nullptr, nullptr));
     n->state = ThreadState::running;
     current_ = n;
-    trace(Trace::EventKind::run, n->id, {}, 0, {});
+    if (tracing_) [[unlikely]]
+      trace_event(Trace::EventKind::run, n->id, {}, 0, {});
     next = n;
   }
   if (t->has_handle) {
@@ -941,15 +952,8 @@ void Bubble::prepare(Waiter& waiter) {
 ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) {
   check_thread("park");
   BThread* t = current_;
-  if (t == nullptr) {
-    throw std::logic_error(std::string("bubble::Runtime::park: ") + std::string(what.kind) +
-                           " would block in a timer callback of " + name_ +
-                           "; timer callbacks must not block");
-  }
-  if (thread_slot(waiter) != t) {
-    throw std::logic_error("bubble::Runtime::park: the waiter was not prepared by thread \"" +
-                           t->name + "\"");
-  }
+  if (t == nullptr || thread_slot(waiter) != t) [[unlikely]]
+    bad_park(t, what);
   maybe_unwind(t);
   if (waiter.notified()) return ParkResult::notified;
   if (unwinding_) teardown_guard();
@@ -967,7 +971,8 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   t->state = ThreadState::blocked;
   t->waiter = &waiter;  // t->what was set by step().
   if (deadline != kNoDeadline) t->park_timer = add_timer(deadline, t, nullptr);
-  trace(Trace::EventKind::block, t->id, what.kind, what.object_id, what.where);
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::block, t->id, what.kind, what.object_id, what.where);
   leave_blocked();
   t->waiter = nullptr;
   if (t->park_timer != 0) {
@@ -976,6 +981,16 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   }
   maybe_unwind(t);
   return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
+}
+
+void Bubble::bad_park(const BThread* t, const WaitInfo& what) const {
+  if (t == nullptr) {
+    throw std::logic_error(std::string("bubble::Runtime::park: ") + std::string(what.kind) +
+                           " would block in a timer callback of " + name_ +
+                           "; timer callbacks must not block");
+  }
+  throw std::logic_error("bubble::Runtime::park: the waiter was not prepared by thread \"" +
+                         t->name + "\"");
 }
 
 void Bubble::unpark(Waiter& waiter) noexcept {
@@ -988,7 +1003,8 @@ void Bubble::unpark(Waiter& waiter) noexcept {
     cancel_timer(t->park_timer);
     t->park_timer = 0;
   }
-  trace(Trace::EventKind::wake, t->id, {}, current_id(), {});
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::wake, t->id, {}, current_id(), {});
   make_runnable(t);
 }
 
@@ -1074,14 +1090,32 @@ void Bubble::update_next_step_event() {
   next_step_event_ = next;
 }
 
+// The hot path of every primitive operation: count the step, remember the operation, and, when
+// nothing else has to happen (no tracing, no failure, no due timer, no step event, and either an
+// empty run queue or fifo, which never preempts), record the decision and return. Everything else
+// goes to schedule_point_slow, which does exactly what this function did before it had a fast path.
 void Bubble::schedule_point(const WaitInfo& what) {
   check_thread("schedule_point");
   BThread* t = current_;
   if (t == nullptr) return;  // A timer callback: the scheduler is already deciding.
   // No Unwind here: scheduling points happen in destructors (unlock), which must not throw.
-  step(&what);
-  trace(Trace::EventKind::op, t->id, what.kind, what.object_id, what.where);
-  if (failed_ || timer_due()) [[unlikely]] {
+  const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
+  steps_.store(s, std::memory_order_relaxed);
+  t->what = what;
+  if (s >= next_step_event_ || tracing_ || failed_ || timer_due() || (!fifo_ && !queue_.empty()))
+      [[unlikely]] {
+    schedule_point_slow(t, what, s);
+    return;
+  }
+  // fifo never preempts: the decision (when there is one) is recorded, nothing else happens.
+  if (!queue_.empty()) record(0);
+}
+
+void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s) {
+  if (s >= next_step_event_) step_event(s);
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::op, t->id, what.kind, what.object_id, what.where);
+  if (failed_ || timer_due()) {
     if (unwinding_) teardown_guard();
     t->state = ThreadState::runnable;
     queue_.push_front(t);  // Main decides among [t, queue...], as below.
@@ -1090,17 +1124,22 @@ void Bubble::schedule_point(const WaitInfo& what) {
   }
   if (queue_.empty()) return;
   if (fifo_) {
-    record(0);  // fifo never preempts: the decision is recorded, nothing else happens.
+    record(0);
     return;
   }
   const std::size_t idx = decide(t, nullptr);
-  if (idx == 0) return;
-  BThread* next = queue_.take(idx - 1);
+  if (idx != 0) preempt(t, idx - 1);
+}
+
+// schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
+void Bubble::preempt(BThread* t, std::size_t i) {
+  BThread* next = queue_.take(i);
   t->state = ThreadState::runnable;
   queue_.push_back(t);
   next->state = ThreadState::running;
   current_ = next;
-  trace(Trace::EventKind::run, next->id, {}, 0, {});
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::run, next->id, {}, 0, {});
   switch_to(*next);
   current_ = t;
   t->state = ThreadState::running;
@@ -1179,8 +1218,10 @@ inline void Bubble::record(std::uint32_t idx) {
 }
 
 void Bubble::record_pick(std::uint32_t idx) {
-  schedule_.picks.insert(schedule_.picks.end(), zeros_pending_, 0);
-  zeros_pending_ = 0;
+  if (zeros_pending_ != 0) {
+    schedule_.picks.insert(schedule_.picks.end(), zeros_pending_, 0);
+    zeros_pending_ = 0;
+  }
   schedule_.picks.push_back(idx);
 }
 

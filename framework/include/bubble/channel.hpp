@@ -46,6 +46,9 @@ namespace bubble {
 // so a channel works unchanged on the system runtime and in a bubble.
 //
 // Thread safety: all members may be called concurrently from threads of the channel's runtime.
+// In a bubble those threads run one at a time on the bubble's OS thread and switch only at
+// scheduling points, so the channel takes no lock there: call it only from the bubble's threads
+// and timer callbacks (or from the thread that called bubble::run once the run has returned).
 // The channel must outlive every operation on it: destroying it while a thread waits in send or
 // receive is undefined behaviour.
 //
@@ -78,7 +81,7 @@ class Channel {
     if (rt_->controlled()) rt_->schedule_point(what);
     {
       Wake wake(*rt_);
-      std::lock_guard<detail::SpinLock> lock(lock_);
+      Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
       if (offer_locked(value, wake)) return {};
@@ -99,7 +102,7 @@ class Channel {
   // runtime's threads and must never switch threads) and Context callbacks. Never blocks.
   [[nodiscard]] std::error_code try_send_from_callback(T value) {
     Wake wake(*rt_);
-    std::lock_guard<detail::SpinLock> lock(lock_);
+    Lock lock(*this);
     if (closed_) return errc::closed;
     if (offer_locked(value, wake)) return {};
     return errc::full;
@@ -125,7 +128,7 @@ class Channel {
   Result<T> try_receive(SourceLocation where = SourceLocation::current()) {
     if (rt_->controlled()) rt_->schedule_point({"Channel::try_receive", id_, where});
     Wake wake(*rt_);
-    std::lock_guard<detail::SpinLock> lock(lock_);
+    Lock lock(*this);
     if (std::optional<T> v = take_locked(wake)) return std::move(*v);
     if (closed_) return errc::closed;
     return errc::empty;
@@ -138,7 +141,7 @@ class Channel {
     if (rt_->controlled()) rt_->schedule_point({"Channel::close", id_, where});
     std::vector<Waiter*> woken;
     {
-      std::lock_guard<detail::SpinLock> lock(lock_);
+      Lock lock(*this);
       if (closed_) throw std::logic_error("bubble::Channel: close of a closed channel");
       woken.reserve(receivers_.size() + senders_.size());
       closed_ = true;
@@ -160,7 +163,7 @@ class Channel {
   // discarded values. No scheduling point: used by Timer and Ticker (whose channels never have
   // waiting senders), also from timer callbacks. Never blocks.
   std::size_t discard_buffered() noexcept {
-    std::lock_guard<detail::SpinLock> lock(lock_);
+    Lock lock(*this);
     const std::size_t n = count_;
     while (count_ > 0) (void)pop_locked();
     while (count_ < capacity_) {
@@ -175,24 +178,24 @@ class Channel {
 
   // The number of buffered values (a snapshot).
   std::size_t size() const noexcept {
-    std::lock_guard<detail::SpinLock> lock(lock_);
+    Lock lock(*this);
     return count_;
   }
   // The capacity given at construction (0: unbuffered).
   std::size_t capacity() const noexcept { return capacity_; }
   // True once close() has been called.
   bool closed() const noexcept {
-    std::lock_guard<detail::SpinLock> lock(lock_);
+    Lock lock(*this);
     return closed_;
   }
   // The number of threads waiting in send / in receive (a snapshot; for tests and monitoring:
   // a test can poll it to know that a thread has started waiting).
   std::size_t waiting_senders() const noexcept {
-    std::lock_guard<detail::SpinLock> lock(lock_);
+    Lock lock(*this);
     return senders_.size();
   }
   std::size_t waiting_receivers() const noexcept {
-    std::lock_guard<detail::SpinLock> lock(lock_);
+    Lock lock(*this);
     return receivers_.size();
   }
   // The object id given by the runtime (shown in traces and deadlock reports).
@@ -207,7 +210,7 @@ class Channel {
     if (rt_->controlled()) rt_->schedule_point(what);
     {
       Wake wake(*rt_);
-      std::lock_guard<detail::SpinLock> lock(lock_);
+      Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
       if (closed_) return errc::closed;
@@ -222,7 +225,7 @@ class Channel {
     rt_->prepare(waiter);
     {
       Wake wake(*rt_);
-      std::lock_guard<detail::SpinLock> lock(lock_);
+      Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
       if (offer_locked(value, wake)) return {};
@@ -243,7 +246,7 @@ class Channel {
   Result<T> receive_slow(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     if (deadline != kNoDeadline && deadline <= rt_->now()) {
       Wake wake(*rt_);
-      std::lock_guard<detail::SpinLock> lock(lock_);
+      Lock lock(*this);
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
       if (closed_) return errc::closed;
       return errc::timed_out;
@@ -253,7 +256,7 @@ class Channel {
     rt_->prepare(waiter);
     {
       Wake wake(*rt_);
-      std::lock_guard<detail::SpinLock> lock(lock_);
+      Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
       if (closed_) return errc::closed;
@@ -281,33 +284,45 @@ class Channel {
   // parks again until its waker's unpark arrives: a Waiter never goes away before its unpark.
   int await(Waiter& waiter, detail::WaitQueue& queue, const Context& ctx, TimePoint deadline,
             const WaitInfo& what) {
-    std::optional<Context::Callback> on_cancel;
-    if (ctx.can_end()) {
+    if (!ctx.can_end()) {
+      // background(): nothing can cancel the wait, so no Callback to register (the hot path).
+      park_until_done(waiter, queue, deadline, what);
+      return waiter.status;
+    }
+    {
       // Runs on the cancelling thread (or at once, if ctx is already done); the Callback's
       // destructor waits for it, so `waiter` outlives it.
-      on_cancel.emplace(ctx, [this, &waiter, &queue] {
+      Context::Callback on_cancel(ctx, [this, &waiter, &queue] {
         {
-          std::lock_guard<detail::SpinLock> lock(lock_);
+          Lock lock(*this);
           if (!waiter.queued) return;
           queue.remove(waiter);
           waiter.status = kCanceled;
         }
         rt_->unpark(waiter);
       });
+      park_until_done(waiter, queue, deadline, what);
     }
+    return waiter.status;
+  }
+
+  // The parking half of await: parks until the waiter is unparked by the waker that dequeued it
+  // (or, after a timeout, dequeues it itself and sets kTimedOut).
+  void park_until_done(Waiter& waiter, detail::WaitQueue& queue, TimePoint deadline,
+                       const WaitInfo& what) {
     ParkResult parked;
     try {
       parked = rt_->park(waiter, deadline, what);
     } catch (...) {
       // The bubble unwinds a blocked thread by throwing from park: leave no dead waiter behind.
-      std::lock_guard<detail::SpinLock> lock(lock_);
+      Lock lock(*this);
       if (waiter.queued) queue.remove(waiter);
       throw;
     }
     if (parked == ParkResult::timed_out) {
       bool dequeued;
       {
-        std::lock_guard<detail::SpinLock> lock(lock_);
+        Lock lock(*this);
         dequeued = !waiter.queued;
         if (!dequeued) {
           queue.remove(waiter);
@@ -320,9 +335,26 @@ class Channel {
         }
       }
     }
-    on_cancel.reset();
-    return waiter.status;
   }
+
+  // Guards the channel's state: holds the spin lock on an uncontrolled runtime, and does nothing
+  // on a controlled one (a bubble), whose threads run one at a time on one OS thread and switch
+  // only at scheduling points and parks, which no critical section contains: there the lock could
+  // never be contended, and skipping it saves an atomic exchange per critical section.
+  class Lock {
+   public:
+    explicit Lock(const Channel& c) noexcept : lock_(c.rt_->controlled() ? nullptr : &c.lock_) {
+      if (lock_ != nullptr) lock_->lock();
+    }
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+    ~Lock() {
+      if (lock_ != nullptr) lock_->unlock();
+    }
+
+   private:
+    detail::SpinLock* const lock_;
+  };
 
   // Unparks, on destruction (after the lock guard declared after it has released the lock), the
   // waiter a locked operation completed.
