@@ -148,9 +148,13 @@ class SystemRuntime final : public Runtime {
       throw std::logic_error("bubble::system_runtime: park on a Waiter prepared by another thread");
     }
     std::unique_lock lock(parker->mutex);
-    const TimePoint start = now();
-    // (Compared only when deadline > start, so the subtraction cannot overflow.)
-    if (deadline == kNoDeadline || (deadline > start && deadline - start > kForever)) {
+    // The clock is read only for a real deadline. (Compared only when deadline > start, so the
+    // subtraction cannot overflow.)
+    const bool forever = deadline == kNoDeadline || [&] {
+      const TimePoint start = now();
+      return deadline > start && deadline - start > kForever;
+    }();
+    if (forever) {
       while (!waiter.notified()) parker->cv.wait(lock);
       return ParkResult::notified;
     }
