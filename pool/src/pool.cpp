@@ -6,9 +6,17 @@
 // the workers to stop). A worker's loop takes the lock once per job in the steady state: the
 // critical section that accounts for the previous job also takes the next one. Jobs, their
 // contexts and their completion callbacks run, and are destroyed, outside the lock.
+//
+// Clock reads (PoolOptions::measure_latency, or aging): one per submit, outside the lock (the
+// moment queued), and one per job in a worker's steady state, after the job and before the lock:
+// that single reading is the end of the job just run and the moment the next job is taken, so
+// exact latency figures cost two reads per job. A worker reads again only after it waited for
+// work, after on_complete or sink callbacks (their time belongs to neither job), and a submitter
+// after it waited for room.
 
 #include <bubble/pool.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -362,7 +370,9 @@ class Pool::Impl {
         continue;
       }
       detail::PoolItem& item = st.node->item;
-      const Duration wait = now - item.enqueued;
+      // `now` was read before this critical section (it also ended the previous job): a job
+      // queued by another thread since then has waited zero, not a negative time.
+      const Duration wait = std::max(now - item.enqueued, Duration::zero());
       if (opts_.measure_latency) wait_hist_.record(wait);
       ++busy_;
       ++item.tenant->running;

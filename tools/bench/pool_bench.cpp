@@ -2,8 +2,9 @@
 //   - a plain bounded pool (std::mutex + two std::condition_variable, the same capacity),
 //   - asio::thread_pool (Debian's standalone, header-only asio; its queue is unbounded).
 // Each benchmark pushes kJobs empty jobs from one submitter through two workers on real
-// threads, and reports jobs per second. BM_PoolInBubble runs a 4-worker pool in a bubble and
-// reports simulated jobs per second of wall time.
+// threads, and reports jobs per second of wall time; the CPU column is the whole process's CPU
+// time (every thread), the fairer comparison on a loaded machine. BM_PoolInBubble runs a 4-worker
+// pool in a bubble and reports simulated jobs per second of wall time.
 //
 //   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUBBLE_BUILD_BENCHMARKS=ON
 //   cmake --build build/bench --target pool_bench && build/bench/tools/bench/pool_bench
@@ -124,6 +125,13 @@ void BM_AsioThreadPool(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kJobs);
 }
 
+// The price of one clock read on the system runtime: with measure_latency the pool reads it twice
+// per job (see pool.cpp), the difference between BM_BubblePool's two arguments.
+void BM_SystemRuntimeNow(benchmark::State& state) {
+  bubble::Runtime& rt = bubble::system_runtime();
+  for (auto _ : state) benchmark::DoNotOptimize(rt.now());
+}
+
 // A 4-worker pool in a bubble: jobs per second of wall time, simulated.
 void BM_PoolInBubble(benchmark::State& state) {
   const int jobs = static_cast<int>(state.range(0));
@@ -145,18 +153,30 @@ BENCHMARK(BM_BubblePool)
     ->Arg(0)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5)
-    ->UseRealTime();
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 BENCHMARK(BM_PlainMutexCondvarPool<std::mutex, std::condition_variable>)
     ->Name("BM_PlainMutexCondvarPool")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5)
-    ->UseRealTime();
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 BENCHMARK(BM_PlainMutexCondvarPool<bubble::Mutex, bubble::CondVar>)
     ->Name("BM_PlainPoolOnBubbleMutexCondVar")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5)
-    ->UseRealTime();
-BENCHMARK(BM_AsioThreadPool)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
-BENCHMARK(BM_PoolInBubble)->Arg(100'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_AsioThreadPool)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_SystemRuntimeNow);
+BENCHMARK(BM_PoolInBubble)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 }  // namespace

@@ -35,11 +35,18 @@ struct JobOutcome {
   // For failed: the exception the job threw. Null otherwise.
   std::exception_ptr exception;
   // Time from the moment the job was queued to the moment a worker took it, on the pool
-  // runtime's clock (zero when PoolOptions::measure_latency is false).
+  // runtime's clock (zero when PoolOptions::measure_latency is false). Never negative.
   Duration queue_wait{};
   // Time the job ran, on the pool runtime's clock (zero for too_late, and when
-  // PoolOptions::measure_latency is false).
+  // PoolOptions::measure_latency is false). Never negative.
   Duration service_time{};
+  // How the two are measured: the submitter reads the clock once as it queues the job, and a
+  // worker reads it once between two jobs, after finishing one and before locking the queue to
+  // take the next; that one reading is both the end of the first job's service time and the
+  // moment the second was taken. In a bubble virtual time cannot move in between (the worker at
+  // most waits for the pool's lock, and no thread blocks while holding it), so both figures are
+  // exact. On real threads the moment taken is that reading, made just before the worker locks
+  // the queue: a job queued by another thread after that reading reports a queue wait of zero.
 };
 
 }  // namespace bubble
