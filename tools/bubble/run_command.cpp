@@ -49,7 +49,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("run", "Run scenario suites (all of them by default) and summarize");
   run->add_option("suites", args->names, "Suites to run, by name (see `bubble list`)");
   run->add_option("--cases", args->options.cases, "Generated cases per property")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   run->add_option("--seed", args->options.seed, "RapidCheck seed (0: a fresh one, printed)");
   run->add_flag("--verbose", args->options.verbose, "Print every property's report");
   run->callback([args, &exit_code] {

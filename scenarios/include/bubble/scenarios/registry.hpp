@@ -10,8 +10,8 @@ namespace bubble::scenarios {
 
 // How to run a scenario suite: how many generated cases, from which seed.
 struct SuiteOptions {
-  int cases = 100;         // RapidCheck's max_success: generated cases per property.
-  std::uint64_t seed = 0;  // RapidCheck's seed; 0 picks one from the clock and prints it.
+  int cases = 1000;        // RapidCheck's max_success: generated cases per property.
+  std::uint64_t seed = 0;  // RapidCheck's seed; 0: a fresh random one (bubble run prints it).
   bool verbose = false;    // Print each property's RapidCheck report, not only failures.
 };
 
