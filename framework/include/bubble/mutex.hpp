@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include <bubble/detail/spin_lock.hpp>
+#include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
 
@@ -116,23 +117,16 @@ class Mutex {
   const void* enter_controlled(const char* kind, SourceLocation where);
   void lock_slow(SourceLocation where);
   void unlock_slow() noexcept;
-  // Queue operations; require spin_.
-  void push_locked(Waiter& w, bool front) noexcept;
-  Waiter* pop_front_locked() noexcept;
-  void remove_locked(Waiter& w) noexcept;
   [[noreturn]] void throw_not_owner() const;
 
   std::atomic<std::uint32_t> state_{kUnlocked};
   std::atomic<const void*> owner_{nullptr};
   Runtime* rt_;
   std::uint64_t id_;
-  // Guards the queue and every change of kQueued, kWoken and kStarving. The queue is an intrusive
-  // FIFO list through Waiter::next/prev (own code rather than detail::WaitQueue because a woken
-  // waiter that loses the race goes back to the front).
+  // Guards queue_ and every change of kQueued, kWoken and kStarving. The queue is FIFO, except
+  // that a woken waiter that loses the race to a newcomer goes back to the front.
   mutable detail::SpinLock spin_;
-  Waiter* head_ = nullptr;
-  Waiter* tail_ = nullptr;
-  std::size_t queued_ = 0;
+  detail::WaitQueue queue_;
 };
 
 }  // namespace bubble

@@ -29,6 +29,20 @@ class WaitQueue {
     ++size_;
   }
 
+  // Puts `w`, which must not be queued anywhere, first (a waiter that goes back to the front).
+  void push_front(Waiter& w) noexcept {
+    w.prev = nullptr;
+    w.next = head_;
+    if (head_ != nullptr) {
+      head_->prev = &w;
+    } else {
+      tail_ = &w;
+    }
+    head_ = &w;
+    w.queued = true;
+    ++size_;
+  }
+
   // Removes and returns the first waiter, or nullptr when empty.
   Waiter* pop_front() noexcept {
     Waiter* w = head_;
