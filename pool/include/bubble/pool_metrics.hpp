@@ -47,8 +47,9 @@ struct PoolStats {
 //
 // Thread safety: methods are called on the submitting threads and the worker threads,
 // concurrently, without any pool lock held; an implementation must synchronise itself and must
-// not block for long (use a bubble::Mutex, not a std::mutex, if it may run in a bubble). They
-// must not call back into the pool except for stats(). Exceptions must not escape them.
+// not block for long (if it may run in a bubble, synchronise with a bubble::Mutex, whose waits the
+// bubble sees, rather than a standard library mutex, whose waits it cannot see). They must not
+// call back into the pool except for stats(). Exceptions must not escape them.
 class PoolMetricsSink {
  public:
   virtual ~PoolMetricsSink() = default;
