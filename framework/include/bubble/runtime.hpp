@@ -34,10 +34,12 @@ enum class ParkResult {
 //
 // A primitive creates a Waiter on the blocked thread's stack, binds it with Runtime::prepare,
 // links it into its own wait queue under its own internal lock, releases that lock and calls
-// Runtime::park. A waker removes the waiter from the queue and calls Runtime::unpark while it
-// still holds the primitive's lock; a waiter whose park timed out takes the lock again and, if it
-// is still queued, removes itself. That protocol is what keeps a Waiter alive for as long as any
-// other thread can reach it, and it is the same in every runtime.
+// Runtime::park. A waker removes the waiter from the queue under the primitive's lock and calls
+// Runtime::unpark, either still holding that lock or (Channel) just after releasing it; a waiter
+// whose park timed out takes the lock again and, if it is still queued, removes itself, and if a
+// waker dequeued it first, parks again until that waker's unpark arrives. That protocol is what
+// keeps a Waiter alive for as long as any other thread can reach it, and it is the same in every
+// runtime (docs/ARCHITECTURE.md, "The parking protocol").
 //
 // The public data members are the intrusive links used by detail::WaitQueue and the slots a
 // primitive uses to hand a result to the waiter; runtimes use thread_ and notified_.
@@ -127,11 +129,14 @@ class Runtime {
   // Blocks the calling thread until another thread calls unpark(waiter) or `deadline` passes
   // (kNoDeadline: no deadline). Returns at once if the waiter was already unparked. Returns
   // notified if the waiter was unparked, timed_out otherwise; never returns spuriously.
-  // `what` is what the thread is blocked on, shown in deadlock reports.
+  // `what` is what the thread is blocked on, shown in deadlock reports. In a bubble that has
+  // failed, park throws bubble::Unwind to unwind the thread: the caller must unlink its waiter
+  // (under its lock) before letting the exception through.
   virtual ParkResult park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) = 0;
 
-  // Wakes the thread parked (or about to park) on `waiter`. Call it while holding the lock of the
-  // queue the waiter was removed from (see Waiter). Never blocks; never switches threads.
+  // Wakes the thread parked (or about to park) on `waiter`, which the caller has just removed from
+  // its queue under that queue's lock (see Waiter for when the lock may already be released).
+  // Never blocks; never switches threads.
   virtual void unpark(Waiter& waiter) noexcept = 0;
 
   // --- Timers -----------------------------------------------------------------------------
