@@ -14,7 +14,8 @@ namespace detail {
 //
 // Every arming gets a new generation; a firing acts only if its generation is current, and it
 // sends while holding `lock`. reset/stop bump the generation and discard the buffer under the same
-// lock, so no value from an earlier arming can be received after they return. schedule_at and
+// lock, so no value from an earlier arming can be received after they return, and a value in the
+// buffer is one nobody received (the channel's only sender is the firing). schedule_at and
 // cancel_timer are called outside `lock`. Lock order: TimerState::lock, then the channel's lock.
 struct TimerState : std::enable_shared_from_this<TimerState> {
   TimerState(Runtime& runtime, Duration every) : rt(&runtime), channel(1, runtime), period(every) {}
@@ -33,26 +34,28 @@ struct TimerState : std::enable_shared_from_this<TimerState> {
     return now + d;
   }
 
-  // Disarms; with `rearm_after`, arms again for now() + *rearm_after. Returns whether it was
-  // active.
+  // Disarms, withdrawing a fired value that nobody has received; with `rearm_after`, arms again
+  // for now() + *rearm_after. Returns whether a value was still to come or to be received: the
+  // timer was armed and had not fired, or had fired into the buffer and nobody took the value
+  // (Go 1.23: such a timer has not expired as far as the program can tell).
   bool rearm(const Duration* rearm_after) {
     TimerId old;
-    bool was_active;
+    bool was_pending;
     std::uint64_t gen;
     TimePoint deadline{};
     {
       std::lock_guard<SpinLock> guard(lock);
-      was_active = active;
+      const bool unreceived = channel.discard_buffered() > 0;
+      was_pending = active || unreceived;
       old = timer;
       timer = 0;
       gen = ++generation;
       active = rearm_after != nullptr;
       if (rearm_after != nullptr) deadline = deadline_after(rt->now(), *rearm_after);
-      channel.discard_buffered();
     }
     if (old != 0) rt->cancel_timer(old);
     if (rearm_after != nullptr) schedule(deadline, gen);
-    return was_active;
+    return was_pending;
   }
 
   void schedule(TimePoint deadline, std::uint64_t gen) {

@@ -21,10 +21,17 @@ struct AfterFuncTimerState;
 // - The value delivered is the time the timer was scheduled to fire (start + d on the runtime's
 //   clock), not the time it is received.
 // - A duration <= 0 makes the timer fire at once (its scheduled time is then now()).
-// - reset() and stop() return whether the timer was active (armed and not yet fired). After they
-//   return, no value from before the call is ever received from channel(): a value already
-//   delivered to the buffer is discarded, and a firing in progress is ignored.
-// - The channel has a one-value buffer; it is never closed.
+// - The rule of stop() and reset() (Go 1.23, including the fix Go's regression test for its issue
+//   69312 pins down): a timer is *pending* from the moment it is armed until its value is
+//   received. A value that has fired but sits unreceived in the channel is still pending. stop()
+//   and reset() withdraw a pending value and return true; they return false only when the timer
+//   was stopped, or its value was received. After they return, no value from before the call is
+//   ever received from channel(), even if the firing was racing them. So, as long as no other
+//   thread receives from the channel, `if (!t.stop()) t.channel().receive();` never blocks (it
+//   never receives either), and a reset timer delivers only its new expiry.
+// - The channel has a one-value buffer, so a fired value can be taken with try_receive() (Go's
+//   channel is unbuffered; the buffer here behaves as a value not yet received). It is never
+//   closed. Only the timer sends on it: do not send on it yourself.
 //
 // Thread safety: all members may be called concurrently. The Timer must be destroyed before its
 // runtime; its destructor stops it. Not copyable or movable (channel() references stay valid).
@@ -39,13 +46,15 @@ class Timer {
   // The channel on which the scheduled fire time is delivered.
   Channel<TimePoint>& channel() noexcept;
 
-  // Re-arms the timer to fire after `d` from now (discarding any undelivered value). Returns true
-  // if the timer was active. A scheduling point in a bubble. Never blocks.
+  // Re-arms the timer to fire after `d` from now, withdrawing a value that fired but was not
+  // received. Returns true if the timer was pending (armed and not fired, or fired and not
+  // received), false if it was stopped or its value was received. A scheduling point in a
+  // bubble. Never blocks.
   bool reset(Duration d, SourceLocation where = SourceLocation::current());
 
-  // Disarms the timer (discarding any undelivered value). Returns true if this call stopped an
-  // active timer, false if it had already fired or been stopped. A scheduling point in a bubble.
-  // Never blocks.
+  // Disarms the timer, withdrawing a value that fired but was not received. Returns true if this
+  // call stopped a pending timer (armed and not fired, or fired and not received), false if it
+  // was already stopped or its value was received. A scheduling point in a bubble. Never blocks.
   bool stop(SourceLocation where = SourceLocation::current());
 
  private:
@@ -57,10 +66,13 @@ class Timer {
 //
 // - Ticks are at start + period, start + 2 * period, ...; the value is the tick's scheduled time.
 // - The channel has a one-value buffer. A tick that finds it full is dropped, so a receiver that
-//   stalls for several periods first receives one stale tick at once, then ticks on the grid
-//   (source 003). If the runtime delivers a tick late, missed grid points are skipped.
-// - reset(period) and stop() discard any undelivered tick; after they return no tick from before
-//   is received. reset restarts the grid at now() + period.
+//   stalls for several periods first receives one stale tick at once, then ticks on the grid.
+//   If the runtime delivers a tick late, missed grid points are skipped.
+// - The rule of stop() and reset() (Go 1.23's Ticker.Stop and Ticker.Reset): they withdraw a
+//   tick that fired but was not received, and after they return no tick from before the call is
+//   ever received, even if a tick was racing them. stop() ends the ticks; reset(period) restarts
+//   the grid at now() + period, so the next tick comes a whole new period after the call. Like
+//   Go's, they return nothing.
 //
 // Thread safety and lifetime: as Timer.
 class Ticker {
@@ -74,11 +86,12 @@ class Ticker {
   // The channel on which ticks are delivered.
   Channel<TimePoint>& channel() noexcept;
 
-  // Stops the ticker and restarts it with `period` (throws std::invalid_argument if <= 0). A
-  // scheduling point in a bubble. Never blocks.
+  // Stops the ticker, withdrawing an unreceived tick, and restarts it with `period` from now
+  // (throws std::invalid_argument if <= 0). A scheduling point in a bubble. Never blocks.
   void reset(Duration period, SourceLocation where = SourceLocation::current());
 
-  // Stops the ticker: no tick is delivered afterwards. A scheduling point in a bubble.
+  // Stops the ticker, withdrawing an unreceived tick: no tick is received afterwards. A
+  // scheduling point in a bubble. Never blocks.
   void stop(SourceLocation where = SourceLocation::current());
 
  private:

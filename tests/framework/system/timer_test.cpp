@@ -11,6 +11,7 @@
 #include <latch>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "manual_runtime.hpp"
@@ -61,13 +62,29 @@ TEST(Timer, StopBeforeFiringReturnsTrueAndNothingIsDelivered) {
   EXPECT_FALSE(timer.stop());  // Already stopped.
 }
 
-TEST(Timer, StopAfterFiringReturnsFalseAndDiscardsTheUndeliveredValue) {
+// Go 1.23: a value that fired but was not received is still pending; stop() withdraws it and
+// reports that it stopped the timer, so `if (!t.stop()) receive();` cannot block.
+TEST(Timer, StopAfterFiringButBeforeTheValueIsReceivedReturnsTrueAndWithdrawsIt) {
   ManualRuntime rt;
   Timer timer(5s, rt);
   rt.advance(5s);
   EXPECT_EQ(timer.channel().size(), 1u);
-  EXPECT_FALSE(timer.stop());
+  EXPECT_TRUE(timer.stop());
   EXPECT_EQ(timer.channel().try_receive().error(), ec(errc::empty));
+  EXPECT_FALSE(timer.stop());  // Already stopped.
+}
+
+TEST(Timer, StopAndResetAfterTheValueWasReceivedReturnFalse) {
+  ManualRuntime rt;
+  const TimePoint t0 = rt.now();
+  Timer timer(1s, rt);
+  rt.advance(1s);
+  EXPECT_EQ(timer.channel().try_receive().value(), t0 + 1s);
+  EXPECT_FALSE(timer.stop());
+  EXPECT_FALSE(timer.reset(1s));  // Was stopped.
+  rt.advance(1s);
+  EXPECT_EQ(timer.channel().try_receive().value(), t0 + 2s);
+  EXPECT_FALSE(timer.reset(1s));  // Fired and received.
 }
 
 TEST(Timer, ResetOfAnActiveTimerReturnsTrueAndOnlyTheNewDeadlineFires) {
@@ -83,12 +100,12 @@ TEST(Timer, ResetOfAnActiveTimerReturnsTrueAndOnlyTheNewDeadlineFires) {
   EXPECT_EQ(timer.channel().try_receive().value(), t0 + 7s);
 }
 
-TEST(Timer, ResetAfterFiringReturnsFalseAndNoStaleValueIsReceived) {
+TEST(Timer, ResetAfterFiringButBeforeTheValueIsReceivedReturnsTrueAndOnlyTheNewValueComes) {
   ManualRuntime rt;
   const TimePoint t0 = rt.now();
   Timer timer(1s, rt);
   rt.advance(1s);
-  EXPECT_FALSE(timer.reset(1s));
+  EXPECT_TRUE(timer.reset(1s));
   EXPECT_EQ(timer.channel().try_receive().error(), ec(errc::empty));
   rt.advance(1s);
   EXPECT_EQ(timer.channel().try_receive().value(), t0 + 2s);
@@ -133,14 +150,55 @@ TEST(Timer, FiresOnTheSystemRuntimeNoEarlierThanItsDeadline) {
   EXPECT_GE(rt.now(), fired);
 }
 
-// Property: whatever the race between the runtime's timer thread firing and stop(), no value is
-// received after stop() returns.
-TEST(Timer, NoValueIsReceivedAfterStopEvenWhenItRacesTheFiring) {
+// Property: whatever the race between the runtime's timer thread firing and stop() (nobody
+// receives), stop() returns true and no value is received after it returns.
+TEST(Timer, StopRacingTheFiringReturnsTrueAndNoValueIsReceivedAfterIt) {
   bubble::Runtime& rt = bubble::system_runtime();
-  for (int round = 0; round < 300; ++round) {
+  for (int round = 0; round < 2000; ++round) {
     Timer timer(0s, rt);
-    (void)timer.stop();
+    EXPECT_TRUE(timer.stop()) << "round " << round;
     EXPECT_EQ(timer.channel().try_receive().error(), ec(errc::empty));
+  }
+}
+
+// Waits, without sleeping, until the runtime's timer thread has delivered the timer's value.
+void await_fired(Timer& timer) {
+  while (timer.channel().size() == 0) std::this_thread::yield();
+}
+
+TEST(Timer, StopOfAFiredButUnreceivedTimerReturnsTrueOnTheSystemRuntime) {
+  bubble::Runtime& rt = bubble::system_runtime();
+  for (int round = 0; round < 100; ++round) {
+    Timer timer(0s, rt);
+    await_fired(timer);
+    EXPECT_TRUE(timer.stop()) << "round " << round;
+    EXPECT_EQ(timer.channel().try_receive().error(), ec(errc::empty));
+    EXPECT_FALSE(timer.stop());
+  }
+}
+
+// The idiom of Go's time.Timer documentation returns at once whether the timer fired or not:
+// were stop() to return false with nothing to receive, the receive would block for ever.
+TEST(Timer, TheStopThenDrainIdiomNeverBlocksOnTheSystemRuntime) {
+  bubble::Runtime& rt = bubble::system_runtime();
+  for (int round = 0; round < 100; ++round) {
+    Timer fired(0s, rt);
+    Timer pending(1h, rt);
+    await_fired(fired);
+    if (!fired.stop()) (void)fired.channel().receive();
+    if (!pending.stop()) (void)pending.channel().receive();
+  }
+}
+
+TEST(Timer, ResetOfAFiredButUnreceivedTimerDeliversOnlyItsNewExpiryOnTheSystemRuntime) {
+  bubble::Runtime& rt = bubble::system_runtime();
+  for (int round = 0; round < 100; ++round) {
+    Timer timer(0s, rt);
+    await_fired(timer);
+    const TimePoint reset_at = rt.now();
+    EXPECT_TRUE(timer.reset(0s)) << "round " << round;
+    EXPECT_GE(timer.channel().receive().value(), reset_at);  // Not the first expiry.
+    EXPECT_FALSE(timer.stop());
   }
 }
 
@@ -231,6 +289,25 @@ TEST(Ticker, DestructionCancelsTheRuntimeTimer) {
   ManualRuntime rt;
   { Ticker ticker(1s, rt); }
   EXPECT_EQ(rt.pending_timers(), 0u);
+}
+
+// Waits, without sleeping, until the runtime's timer thread has delivered a tick.
+void await_tick(Ticker& ticker) {
+  while (ticker.channel().size() == 0) std::this_thread::yield();
+}
+
+TEST(Ticker, StopAndResetWithdrawAnUndeliveredTickOnTheSystemRuntime) {
+  bubble::Runtime& rt = bubble::system_runtime();
+  for (int round = 0; round < 10; ++round) {
+    Ticker stopped(1ns, rt);
+    await_tick(stopped);
+    stopped.stop();
+    EXPECT_EQ(stopped.channel().try_receive().error(), ec(errc::empty)) << "round " << round;
+    Ticker reset(1ns, rt);
+    await_tick(reset);
+    reset.reset(1h);
+    EXPECT_EQ(reset.channel().try_receive().error(), ec(errc::empty)) << "round " << round;
+  }
 }
 
 TEST(Ticker, TicksOnTheSystemRuntimeAreOnTheGridAndIncreasing) {
