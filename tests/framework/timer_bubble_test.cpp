@@ -48,7 +48,7 @@ BUBBLE_TEST(TimerBubble, TheStopThenDrainIdiomNeverBlocks) {
   EXPECT_EQ(rt.now() - start, 1s);
 }
 
-// The shape of Go's regression test for its issue 69312: two timers with the same expiry; after
+// The shape of Go's regression test for golang/go#69312: two timers with the same expiry; after
 // receiving from one, the other has expired too but its value was not received, so stopping or
 // resetting it returns true.
 BUBBLE_TEST(TimerBubble, AfterReceivingFromOneOfTwoTimersDueTogetherTheOtherStopsWithTrue) {

@@ -21,8 +21,8 @@ struct AfterFuncTimerState;
 // - The value delivered is the time the timer was scheduled to fire (start + d on the runtime's
 //   clock), not the time it is received.
 // - A duration <= 0 makes the timer fire at once (its scheduled time is then now()).
-// - The rule of stop() and reset() (Go 1.23, including the fix Go's regression test for its issue
-//   69312 pins down): a timer is *pending* from the moment it is armed until its value is
+// - The rule of stop() and reset() (Go 1.23, with the fix pinned down by Go's regression test
+//   for golang/go#69312): a timer is *pending* from the moment it is armed until its value is
 //   received. A value that has fired but sits unreceived in the channel is still pending. stop()
 //   and reset() withdraw a pending value and return true; they return false only when the timer
 //   was stopped, or its value was received. After they return, no value from before the call is
