@@ -1,13 +1,57 @@
 #include <bubble/context.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <thread>
 
+#include <bubble/bubble.hpp>
 #include <bubble/detail/spin_lock.hpp>
+
+#include "parking.hpp"
 
 namespace bubble {
 namespace detail {
+namespace {
+
+// One byte per OS thread: its address identifies the calling thread where the runtime binds no
+// thread record of its own (the system runtime, a bubble's timer callbacks).
+thread_local char tl_thread_token = 0;
+
+// The thread that runs a callback, or deregisters one.
+struct CallingThread {
+  const void* token;   // Identifies the thread.
+  Runtime* bubble;     // The bubble it runs in (a bubble thread or timer callback), or nullptr.
+  bool bubble_thread;  // A thread of `bubble`, which can park (not one of its timer callbacks).
+};
+
+// In a bubble every thread shares the OS thread, so a bubble thread is identified by the record
+// that prepare() binds; a bubble's timer callback binds none, and never switches threads, so its
+// OS thread identifies it.
+CallingThread calling_thread() {
+  Runtime& rt = current_runtime();
+  if (!rt.controlled()) return {&tl_thread_token, nullptr, false};
+  Waiter probe;
+  rt.prepare(probe);
+  const void* record = KernelAccess::thread_slot(probe);
+  if (record == nullptr) return {&tl_thread_token, &rt, false};
+  return {record, &rt, true};
+}
+
+[[noreturn]] void abort_wait_in_timer_callback(const Runtime& rt) noexcept {
+  std::fprintf(stderr,
+               "bubble: a Context::Callback was destroyed in a timer callback of %s while its "
+               "function runs on a thread of that bubble; a timer callback cannot wait for it. "
+               "Aborting.\n",
+               std::string(rt.name()).c_str());
+  std::abort();
+}
+
+}  // namespace
 
 // The shared state of one context. Lock order: a context's lock is never held while another
 // context's lock is taken, and never while a callback runs.
@@ -41,22 +85,37 @@ class ContextState final : public ContextStateBase,
   }
 
   // Deregisters `node`: unlinks it if it is still linked; if the cancelling thread is running it
-  // on another OS thread, waits until it has returned; if it is running on this thread, tells the
-  // canceller not to touch the node again.
+  // on another thread, waits until it has returned (parking, if both are threads of one bubble);
+  // if it is running on this thread, tells the canceller not to touch the node again.
   void remove(ContextCallbackNode& node) noexcept {
+    Waiter waiter;
+    bool parks = false;
+    CallingThread self{};
     {
       std::lock_guard<SpinLock> guard(lock);
       if (node.linked) {
         unlink(node);
         return;
       }
-      if (node.running_on == std::thread::id{}) return;  // Never ran, or finished.
-      if (node.running_on == std::this_thread::get_id()) {
+      if (node.running_on == nullptr) return;  // Never ran, or finished.
+      self = calling_thread();
+      if (node.running_on == self.token) {
         *node.destroyed = true;
         node.destroyed = nullptr;
-        node.running_on = std::thread::id{};
+        node.running_on = nullptr;
         return;
       }
+      if (node.running_runtime != nullptr && node.running_runtime == self.bubble) {
+        // Preempted inside the callback, on this OS thread: spinning would never let it finish.
+        if (!self.bubble_thread) abort_wait_in_timer_callback(*self.bubble);
+        self.bubble->prepare(waiter);
+        node.remover = &waiter;
+        parks = true;
+      }
+    }
+    if (parks) {
+      park_until_finished(*self.bubble, waiter);
+      return;
     }
     for (int spins = 0; !node.finished.load(std::memory_order_acquire); ++spins) {
       if (spins > 64) std::this_thread::yield();
@@ -130,7 +189,7 @@ class ContextState final : public ContextStateBase,
   }
 
   void run_callbacks() noexcept {
-    const std::thread::id self = std::this_thread::get_id();
+    const CallingThread self = calling_thread();
     for (;;) {
       ContextCallbackNode* node;
       bool destroyed = false;
@@ -139,16 +198,47 @@ class ContextState final : public ContextStateBase,
         node = head;
         if (node == nullptr) return;
         unlink(*node);
-        node->running_on = self;
+        node->running_on = self.token;
+        node->running_runtime = self.bubble_thread ? self.bubble : nullptr;
         node->destroyed = &destroyed;
       }
       node->invoke(node);
       if (!destroyed) {
         std::lock_guard<SpinLock> guard(lock);
         node->destroyed = nullptr;
-        node->running_on = std::thread::id{};
+        node->running_on = nullptr;
         node->finished.store(true, std::memory_order_release);
+        // Under the lock: the remover leaves only once unparked, and takes no lock to leave.
+        if (node->remover != nullptr) self.bubble->unpark(*node->remover);
       }
+    }
+  }
+
+  // Parks the calling bubble thread until the cancelling thread has unparked `waiter` (it does
+  // when the callback returns). The wait must end even while the bubble is torn down, since the
+  // caller is a destructor: if park throws bubble::Unwind, the wait goes on during the rethrow,
+  // when park blocks normally (no Unwind while an exception is in flight), and the Unwind is then
+  // swallowed; the thread's next blocking call throws another.
+  void park_until_finished(Runtime& rt, Waiter& waiter) noexcept {
+    const WaitInfo what{"Context::Callback::~Callback", id, SourceLocation{}};
+    struct ParkOnUnwind {
+      Runtime& rt;
+      Waiter& waiter;
+      const WaitInfo& what;
+      ~ParkOnUnwind() {
+        while (rt.park(waiter, kNoDeadline, what) != ParkResult::notified) {
+        }
+      }
+    };
+    try {
+      try {
+        while (rt.park(waiter, kNoDeadline, what) != ParkResult::notified) {
+        }
+      } catch (const Unwind&) {
+        ParkOnUnwind wait_while_rethrowing{rt, waiter, what};
+        throw;
+      }
+    } catch (const Unwind&) {
     }
   }
 

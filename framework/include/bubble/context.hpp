@@ -7,7 +7,6 @@
 #include <memory>
 #include <optional>
 #include <system_error>
-#include <thread>
 #include <utility>
 
 #include <bubble/errc.hpp>
@@ -40,10 +39,16 @@ struct ContextCallbackNode {
   void (*invoke)(ContextCallbackNode*) noexcept = nullptr;
   void* owner = nullptr;  // The Callback or child ContextState that owns the node.
   bool linked = false;
-  // While the cancelling thread runs this node: the OS thread running it, and a flag on that
-  // thread's stack that the node's owner sets when it deregisters from inside the callback.
-  std::thread::id running_on{};
+  // While the cancelling thread runs this node: the thread running it (a runtime thread record
+  // in a bubble, where threads share an OS thread; an OS-thread token otherwise), that thread's
+  // controlled runtime (nullptr outside a bubble), and a flag on its stack that the node's owner
+  // sets when it deregisters from inside the callback.
+  const void* running_on = nullptr;
+  Runtime* running_runtime = nullptr;
   bool* destroyed = nullptr;
+  // A bubble thread that deregisters the node while it runs on another bubble thread parks on
+  // this waiter; the cancelling thread unparks it when the callback has returned.
+  Waiter* remover = nullptr;
   // Set (release) by the cancelling thread when the callback has returned.
   std::atomic<bool> finished{false};
 };
@@ -174,13 +179,20 @@ class CancelFunc {
 // - If the context is already done, the constructor runs fn before returning, on the calling
 //   thread. Otherwise fn runs on the thread that ends the context (the canceller, or the runtime's
 //   timer callback for a deadline), inline, outside the context's internal lock.
-// - fn must not block and must not switch threads (in a bubble it may run in a timer callback):
-//   it may take a detail::SpinLock, unpark a waiter, cancel another context, send with
-//   Channel::try_send_from_callback, or spawn a thread.
-// - The destructor deregisters fn. If fn is running on another OS thread at that moment, the
-//   destructor waits (spinning, then yielding) until it has returned, so fn's captures may be
-//   destroyed right after. If fn is running on the calling thread (fn destroys its own Callback),
-//   it does not wait.
+// - The rule for fn: it must not block, since it may run in a runtime timer callback, where
+//   nothing can block (in a bubble, park there throws). It may take a detail::SpinLock, unpark a
+//   waiter, cancel another context, send with Channel::try_send_from_callback, and spawn a
+//   thread. It is not atomic with respect to other threads: in a bubble, spawning is a scheduling
+//   point of the cancelling thread, so other bubble threads may run (random and PCT schedules do
+//   switch there) before fn returns; on the system runtime other threads run in parallel anyway.
+// - The destructor deregisters fn. If fn is running on another thread at that moment, the
+//   destructor blocks until fn has returned, so fn's captures may be destroyed right after: on
+//   the system runtime (or when fn runs on a thread of another runtime) it spins, then yields; in
+//   a bubble, when fn runs on another thread of the same bubble (preempted inside fn), it parks,
+//   so that thread runs on and finishes fn (a bubble torn down meanwhile still waits for fn
+//   before the destructor returns). If fn is running on the calling thread (fn destroys its own
+//   Callback), it does not wait. A bubble's timer callback cannot wait: destroying, from one, a
+//   Callback whose fn is running on a bubble thread aborts the process with a message.
 // - Keeps the context alive while registered. Neither copyable nor movable.
 // - An empty fn throws std::invalid_argument.
 // - An exception escaping fn calls std::terminate.

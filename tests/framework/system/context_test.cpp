@@ -334,6 +334,33 @@ TEST(ContextCallback, DestructorWaitsForTheCallbackRunningOnAnotherThread) {
   canceller.join();
 }
 
+// Property: a function that spawns a thread (allowed) while another thread destroys its Callback
+// has returned before the destructor does, whatever the race between the two.
+TEST(ContextCallback, DestroyingACallbackWhoseFunctionSpawnsAThreadWaitsForTheFunction) {
+  bubble::Runtime& rt = bubble::system_runtime();
+  for (int round = 0; round < 200; ++round) {
+    auto [ctx, cancel] = Context::with_cancel(Context::background());
+    std::atomic<bool> entered{false};
+    std::atomic<bool> returned{false};
+    auto cb = std::make_unique<Context::Callback>(ctx, [&] {
+      entered = true;
+      (void)rt.spawn("spawned_by_callback", [] {});  // Detached.
+      returned = true;
+    });
+    std::thread canceller([c = cancel] { c(); });
+    if (round % 2 == 0) {
+      while (!entered) std::this_thread::yield();  // Remove while the function runs.
+    }
+    const bool ran_before = entered;
+    cb.reset();
+    EXPECT_EQ(returned.load(), entered.load()) << "round " << round;
+    if (ran_before) {
+      EXPECT_TRUE(returned) << "round " << round;
+    }
+    canceller.join();
+  }
+}
+
 TEST(ContextCallback, ACallbackMayDestroyItsOwnRegistration) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   std::unique_ptr<Context::Callback> cb;
