@@ -1,6 +1,36 @@
+# How many schedules each BUBBLE_TEST explores under the `explore` label (random and PCT, see
+# docs/TESTING.md). A cache variable, so a long soak can ask for more.
+set(BUBBLE_EXPLORE_SCHEDULES 200 CACHE STRING
+  "Schedules explored per BUBBLE_TEST by the CTest tests labelled explore")
+
+# bubble_bubble_test_filter(<out-var> <source>...): a GoogleTest filter naming every
+# BUBBLE_TEST(Suite, Name) and BUBBLE_TEST_F(Fixture, Name) defined (at the start of a line) in
+# the sources, or "" if there is none. CMake re-runs when one of the sources changes, so the
+# filter follows the tests.
+function(bubble_bubble_test_filter out)
+  set(names "")
+  foreach(source IN LISTS ARGN)
+    get_filename_component(path "${source}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${path}")
+    file(STRINGS "${path}" lines REGEX "^BUBBLE_TEST(_F)?\\(")
+    foreach(line IN LISTS lines)
+      if(line MATCHES "^BUBBLE_TEST(_F)?\\([ \t]*([A-Za-z0-9_]+)[ \t]*,[ \t]*([A-Za-z0-9_]+)[ \t]*\\)")
+        list(APPEND names "${CMAKE_MATCH_2}.${CMAKE_MATCH_3}")
+      endif()
+    endforeach()
+  endforeach()
+  list(JOIN names ":" filter)
+  set(${out} "${filter}" PARENT_SCOPE)
+endfunction()
+
 # bubble_add_test(<name> LABELS <label>... SOURCES <file>... LIBS <target>...)
 # Builds one GoogleTest executable and registers each of its tests with CTest, labelled so that
 # `ctest -L system` picks the system-runtime tests (run under ThreadSanitizer in CI).
+#
+# An executable labelled `bubble` also registers each of its BUBBLE_TESTs a second time, as
+# `explore/<Suite>.<Name>` with the label `explore` (and the component's label), run with
+# BUBBLE_SCHEDULES=${BUBBLE_EXPLORE_SCHEDULES}: the same body under that many random and PCT
+# schedules instead of fifo alone. Plain TESTs ignore the variable and are not registered again.
 function(bubble_add_test name)
   cmake_parse_arguments(ARG "" "" "LABELS;SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
@@ -8,7 +38,43 @@ function(bubble_add_test name)
   bubble_set_warnings(${name})
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
-    PROPERTIES LABELS "${ARG_LABELS}")
+    TEST_LIST ${name}_TESTS)
+  set(label_lists "${name}_TESTS")
+  set(label_values "${ARG_LABELS}")
+  if("bubble" IN_LIST ARG_LABELS)
+    bubble_bubble_test_filter(filter ${ARG_SOURCES})
+    if(filter)
+      set(explore_labels "${ARG_LABELS}")
+      list(REMOVE_ITEM explore_labels bubble)
+      list(APPEND explore_labels explore)
+      gtest_discover_tests(${name}
+        DISCOVERY_MODE PRE_TEST
+        TEST_PREFIX "explore/"
+        TEST_FILTER "${filter}"
+        TEST_LIST ${name}_EXPLORE_TESTS
+        PROPERTIES ENVIRONMENT "BUBBLE_SCHEDULES=${BUBBLE_EXPLORE_SCHEDULES}")
+      list(APPEND label_lists "${name}_EXPLORE_TESTS")
+      list(JOIN explore_labels "\\;" explore_value)
+      list(JOIN ARG_LABELS "\\;" value)
+      set(label_values "${value};${explore_value}")
+    else()
+      list(JOIN ARG_LABELS "\\;" label_values)
+    endif()
+  else()
+    list(JOIN ARG_LABELS "\\;" label_values)
+  endif()
+  # Labels are set by a CTest script that runs after discovery: gtest_discover_tests (CMake 3.25)
+  # flattens a list given in PROPERTIES, so `LABELS "bubble;pool"` would keep only the first.
+  set(script "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
+  set(text "")
+  foreach(list_name labels IN ZIP_LISTS label_lists label_values)
+    string(APPEND text
+      "foreach(test IN LISTS ${list_name})\n"
+      "  set_tests_properties(\"\${test}\" PROPERTIES LABELS \"${labels}\")\n"
+      "endforeach()\n")
+  endforeach()
+  file(WRITE "${script}" "${text}")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
   if("system" IN_LIST ARG_LABELS)
     add_dependencies(bubble_system_tests ${name})
   endif()
