@@ -207,9 +207,12 @@ class ContextState final : public ContextStateBase,
         std::lock_guard<SpinLock> guard(lock);
         node->destroyed = nullptr;
         node->running_on = nullptr;
+        // Read before `finished` is published: a spinning remover (another OS thread) may
+        // destroy the node as soon as it sees the flag. A parked remover (a thread of this
+        // bubble) cannot run before the unpark, which does not switch threads.
+        Waiter* const remover = node->remover;
         node->finished.store(true, std::memory_order_release);
-        // Under the lock: the remover leaves only once unparked, and takes no lock to leave.
-        if (node->remover != nullptr) self.bubble->unpark(*node->remover);
+        if (remover != nullptr) self.bubble->unpark(*remover);
       }
     }
   }
