@@ -123,8 +123,8 @@ BUBBLE_TEST(ContextCallbackBubble, AFunctionMayDestroyItsOwnCallbackAfterBeingPr
   bool ran = false;
   cb = std::make_unique<Context::Callback>(ctx, [&] {
     (void)rt.spawn("spawned_by_callback", [] {});
-    cb.reset();  // Same bubble thread.
     ran = true;
+    cb.reset();  // Same bubble thread. Last: the captures are gone after it.
   });
   {
     bubble::Thread canceller(rt, "canceller", [c = cancel] { c(); });
