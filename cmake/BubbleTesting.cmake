@@ -4,19 +4,23 @@ set(BUBBLE_EXPLORE_SCHEDULES 200 CACHE STRING
   "Schedules explored per BUBBLE_TEST by the CTest tests labelled explore")
 
 # bubble_bubble_test_filter(<out-var> <source>...): a GoogleTest filter naming every
-# BUBBLE_TEST(Suite, Name) and BUBBLE_TEST_F(Fixture, Name) defined (at the start of a line) in
-# the sources, or "" if there is none. CMake re-runs when one of the sources changes, so the
-# filter follows the tests.
+# BUBBLE_TEST(Suite, Name) and BUBBLE_TEST_F(Fixture, Name) defined at the start of a line in the
+# sources (the arguments may be wrapped over several lines), or "" if there is none. CMake re-runs
+# when one of the sources changes, so the filter follows the tests.
 function(bubble_bubble_test_filter out)
   set(names "")
+  set(space "[ \t\r\n]*")
+  set(word "[A-Za-z0-9_]+")
   foreach(source IN LISTS ARGN)
     get_filename_component(path "${source}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${path}")
-    file(STRINGS "${path}" lines REGEX "^BUBBLE_TEST(_F)?\\(")
-    foreach(line IN LISTS lines)
-      if(line MATCHES "^BUBBLE_TEST(_F)?\\([ \t]*([A-Za-z0-9_]+)[ \t]*,[ \t]*([A-Za-z0-9_]+)[ \t]*\\)")
-        list(APPEND names "${CMAKE_MATCH_2}.${CMAKE_MATCH_3}")
-      endif()
+    file(READ "${path}" text)
+    string(REGEX MATCHALL "\nBUBBLE_TEST(_F)?\\(${space}${word}${space},${space}${word}${space}\\)"
+      uses "\n${text}")
+    foreach(use IN LISTS uses)
+      string(REGEX REPLACE "[ \t\r\n]" "" use "${use}")
+      string(REGEX REPLACE "^BUBBLE_TEST(_F)?\\((${word}),(${word})\\)$" "\\2.\\3" name "${use}")
+      list(APPEND names "${name}")
     endforeach()
   endforeach()
   list(JOIN names ":" filter)
