@@ -159,4 +159,22 @@ BUBBLE_TEST(ContextCallbackBubble, DestroyingACallbackOfAChildPreemptedInTheCasc
   EXPECT_TRUE(child.done());
 }
 
+// A bubble's timer callback cannot park: destroying there a Callback whose function is running
+// (preempted) on a bubble thread aborts with a message, rather than freeing a running function.
+TEST(ContextCallbackBubbleDeathTest, DestroyingARunningCallbackFromATimerCallbackAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // Re-executes the test binary.
+  EXPECT_DEATH(bubble::run([](Runtime& rt) {
+                 auto [ctx, cancel] = Context::with_cancel(Context::background());
+                 std::unique_ptr<Context::Callback> cb;
+                 cb = std::make_unique<Context::Callback>(ctx, [&] {
+                   (void)rt.schedule_at(rt.now(), [&] { cb.reset(); });
+                   // The due timer fires at this scheduling point, while the function runs.
+                   (void)rt.spawn("spawned_by_callback", [] {});
+                 });
+                 bubble::Thread canceller(rt, "canceller", [c = cancel] { c(); });
+               }),
+               "a Context::Callback was destroyed in a timer callback of bubble.* while its "
+               "function runs on a thread of that bubble");
+}
+
 }  // namespace
