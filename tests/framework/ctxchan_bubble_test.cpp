@@ -31,9 +31,9 @@ TimePoint start_point() {
   return TimePoint{bubble::kDefaultStart.time_since_epoch()};
 }
 
-// Source 003, Ticker version: the booth blocks on delivering ticket 0 until the worker asks for it
-// at 250ms; the ticker keeps one tick in its channel meanwhile, so ticket 1 comes out at once (two
-// tickets at 250ms), then the ticks are on the 100ms grid again.
+// The ticket booth, Ticker version: the booth blocks on delivering ticket 0 until the worker asks
+// for it at 250ms; the ticker keeps one tick in its channel meanwhile, so ticket 1 comes out at
+// once (two tickets at 250ms), then the ticks are on the 100ms grid again.
 TEST(CtxChanBubble, TicketBoothWithATickerLetsTwoTicketsOutTogetherAfterAStall) {
   bubble::run([](Runtime& rt) {
     Channel<int> tickets(0, rt);
@@ -56,8 +56,8 @@ TEST(CtxChanBubble, TicketBoothWithATickerLetsTwoTicketsOutTogetherAfterAStall) 
   });
 }
 
-// Source 003, Timer version: reset after each delivery, so the interval counts from the delivery
-// and two tickets never come out together.
+// The ticket booth, Timer version: reset after each delivery, so the interval counts from the
+// delivery and two tickets never come out together.
 TEST(CtxChanBubble, TicketBoothWithATimerResetAfterDeliveryKeepsTheInterval) {
   bubble::run([](Runtime& rt) {
     Channel<int> tickets(0, rt);

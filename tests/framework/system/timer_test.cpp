@@ -232,8 +232,8 @@ TEST(Ticker, TicksOnTheGridWithTheScheduledTimes) {
 }
 
 TEST(Ticker, AfterAStallOneStaleTickIsDeliveredAtOnceThenTheGridResumes) {
-  // Source 003: the ticker keeps one tick in its channel while the receiver is stuck; the ticks
-  // that find the slot full are dropped.
+  // The ticker keeps one tick in its channel while the receiver is stuck; the ticks that find
+  // the slot full are dropped.
   ManualRuntime rt;
   const TimePoint t0 = rt.now();
   Ticker ticker(100ms, rt);
