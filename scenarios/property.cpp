@@ -33,8 +33,14 @@ void record_property(const std::string& suite, const std::string& property, std:
   std::ostringstream report;
   rc::detail::printResultMessage(outcome, report);
   log << "  FAIL " << property << "\n" << report.str() << "\n";
-  result.failures.push_back(suite + "/" + property + ": reproduce with `bubble run " + suite +
-                            " --seed " + std::to_string(seed) + "`");
+  // The same seed and case count generate the same cases (each property starts from the seed), so
+  // this command reproduces the whole failing case: its generated values and its bubble schedule.
+  std::string command = "bubble run " + suite + " --seed " + std::to_string(seed);
+  if (options.cases != SuiteOptions{}.cases) command += " --cases " + std::to_string(options.cases);
+  result.failures.push_back(suite + "/" + property + ": reproduce the whole case with `" + command +
+                            "`, or with RC_PARAMS=\"reproduce=...\" " + "bubble run " + suite +
+                            " (RapidCheck prints that reproduce string when bubble exits; it " +
+                            "replays the shrunk counterexample at once)");
 }
 
 }  // namespace detail
