@@ -36,8 +36,9 @@ struct StrategyValue {
 };
 void showValue(const StrategyValue& s, std::ostream& os);
 
-// A strategy for one generated case: a generated choices schedule (shrinks towards fifo), the
-// random strategy, or PCT of depth 2 or 3, each with a generated seed. Random and PCT preempt at
+// A strategy for one generated case: a generated choices schedule (shrinks towards fifo; one case
+// in four), the random strategy (one in two), or PCT of depth 2 or 3 (one in four), each with a
+// generated seed. Random and PCT preempt at
 // every decision with some probability, which finds races that need several preemptions in a
 // row; choices schedules shrink best.
 rc::Gen<StrategyValue> case_strategy();
