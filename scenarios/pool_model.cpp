@@ -142,11 +142,13 @@ struct PoolModel {
 // The system under test: the pool, its runtime, the contexts and what each job reported.
 struct PoolSut {
   Runtime& rt;
-  std::unique_ptr<PoolUnderTest> pool;
   TimePoint start;
   std::vector<std::pair<Context, CancelFunc>> contexts;
   std::vector<std::optional<JobStatus>> outcomes;  // one per job the model knows
   std::vector<int> reports;
+  // Last, so that it is destroyed first: its destructor still reports outcomes into the vectors
+  // above (a failed check leaves the SUT by an exception, with jobs queued).
+  std::unique_ptr<PoolUnderTest> pool;
 };
 
 using PoolCommand = rc::state::Command<PoolModel, PoolSut>;
@@ -345,7 +347,7 @@ void check_pool_against_model(const PoolImplementation& impl) {
     PoolOptions options;
     options.workers = initial.workers;
     options.queue_capacity = static_cast<std::ptrdiff_t>(initial.capacity);
-    PoolSut sut{rt, impl.make(rt, options), rt.now(), {}, {}, {}};
+    PoolSut sut{rt, rt.now(), {}, {}, {}, impl.make(rt, options)};
     for (int i = 0; i < kContexts; ++i)
       sut.contexts.push_back(Context::with_cancel(Context::background()));
     rc::state::check(initial, sut,

@@ -51,8 +51,12 @@ void showValue(const PoolCase& c, std::ostream& os) {
   os << "PoolCase{workers=" << c.workers << ", capacity=" << c.capacity
      << ", aging_step=" << show_duration(c.aging_step)
      << ", max_queued_per_tenant=" << c.max_queued_per_tenant
-     << ", max_running_per_tenant=" << c.max_running_per_tenant << ",\n  strategy=";
-  showValue(c.strategy, os);
+     << ", max_running_per_tenant=" << c.max_running_per_tenant << ",\n  strategies=[";
+  for (std::size_t i = 0; i < c.strategies.size(); ++i) {
+    if (i > 0) os << ", ";
+    showValue(c.strategies[i], os);
+  }
+  os << "]";
   for (std::size_t s = 0; s < c.submitters.size(); ++s) {
     os << ",\n  submitter " << s << ": [";
     for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
@@ -151,7 +155,8 @@ rc::Gen<PoolCase> pool_case(const PoolImplementation& impl) {
       c.shutdowns.push_back(spec);
     }
     if (shutdowns == 0) c.destroy_at = *milliseconds_in(0, 150);
-    c.strategy = *case_strategy();
+    c.strategies = *rc::gen::container<std::vector<StrategyValue>>(
+        static_cast<std::size_t>(*rc::gen::inRange(1, 5)), case_strategy());
     return c;
   });
 }

@@ -25,7 +25,9 @@ SuiteResult run_pool_suite(const SuiteOptions& options, std::ostream& log) {
   check_property(suite, "every accepted job ends exactly once; shutdown keeps its promises",
                  options, result, log, [impl] {
                    const PoolCase c = *pool_case(impl);
-                   testing::run_property({.strategy = c.strategy.value}, pool_case_body(impl, c));
+                   for (const StrategyValue& s : c.strategies) {
+                     testing::run_property({.strategy = s.value}, pool_case_body(impl, c));
+                   }
                  });
   // Property: a sequence of submits, try_submits, submit_withins, context cancellations, time
   // steps and a shutdown leaves the pool exactly where a pure model of it says: every call's

@@ -36,10 +36,20 @@ CaseRun run_case(const PoolImplementation& impl, const PoolCase& c, const Option
   return out;
 }
 
+// The first of the case's strategies under which the property fails, and its message.
+std::optional<std::pair<Strategy, std::string>> first_failure(const PoolImplementation& impl,
+                                                              const PoolCase& c) {
+  for (const StrategyValue& s : c.strategies) {
+    Options options;
+    options.strategy = s.value;
+    if (auto f = run_case(impl, c, options).failure) return std::make_pair(s.value, *f);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> fails(const PoolImplementation& impl, const PoolCase& c) {
-  Options options;
-  options.strategy = c.strategy.value;
-  return run_case(impl, c, options).failure;
+  if (auto f = first_failure(impl, c)) return f->second;
+  return std::nullopt;
 }
 
 std::size_t jobs_in(const PoolCase& c) {
@@ -65,8 +75,10 @@ void expect_found_shrunk_and_replayed(PoolFlaw flaw, int max_cases) {
     EXPECT_LE(jobs_in(found->minimal), jobs_in(found->original));
     EXPECT_LE(rc::toString(found->minimal).size(), rc::toString(found->original).size());
     // Replaying the failed run's recorded schedule twice gives the same failure and trace.
+    const auto failing = first_failure(impl, found->minimal);
+    ASSERT_TRUE(failing.has_value());
     Options first;
-    first.strategy = found->minimal.strategy.value;
+    first.strategy = failing->first;
     const CaseRun failed = run_case(impl, found->minimal, first);
     ASSERT_TRUE(failed.failure.has_value());
     Options replay;

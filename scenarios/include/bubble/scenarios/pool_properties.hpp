@@ -66,7 +66,9 @@ struct PoolCase {
   std::vector<ContextSpec> contexts;
   std::vector<ShutdownSpec> shutdowns;
   DurationValue destroy_at;
-  StrategyValue strategy;
+  // The workload runs once under each of these (1-4 of them): a race that needs several
+  // preemptions in a row gets several chances per workload. Shrinking keeps the failing one.
+  std::vector<StrategyValue> strategies;
 };
 void showValue(const PoolCase& c, std::ostream& os);
 
@@ -76,7 +78,7 @@ void showValue(const PoolCase& c, std::ostream& os);
 // priorities 0-2 with and without aging (when impl honours them), expected durations 0-40 ms, and
 // 0-3 shutdowns whose instants are drawn mostly at or 1 ms after a planned submit instant (so
 // that shutdown starts while submits are in flight), the rest anywhere in 0-150 ms, with
-// grace 0-100 ms; no shutdown at all in about one case in eight.
+// grace 0-100 ms; no shutdown at all in about one case in eight; 1-4 strategies (case_strategy).
 rc::Gen<PoolCase> pool_case(const PoolImplementation& impl);
 
 // Runs `c` against `impl` as a bubble body and throws PropertyViolation (a std::logic_error,
