@@ -1,5 +1,6 @@
 #include <bubble/scenarios/property.hpp>
 
+#include <cstdio>
 #include <random>
 #include <sstream>
 
@@ -17,12 +18,14 @@ std::uint64_t effective_seed(const SuiteOptions& options) {
 namespace detail {
 
 void record_property(const std::string& suite, const std::string& property, std::uint64_t seed,
-                     const rc::detail::TestResult& outcome, const SuiteOptions& options,
-                     SuiteResult& result, std::ostream& log) {
+                     const rc::detail::TestResult& outcome, double seconds,
+                     const SuiteOptions& options, SuiteResult& result, std::ostream& log) {
   rc::detail::SuccessResult success;
   if (outcome.match(success)) {
     ++result.properties_passed;
-    log << "  ok   " << property << " (" << success.numSuccess << " cases)\n";
+    char wall[32];
+    std::snprintf(wall, sizeof wall, "%.2f s", seconds);
+    log << "  ok   " << property << " (" << success.numSuccess << " cases, " << wall << ")\n";
     if (options.verbose) {
       rc::detail::printResultMessage(outcome, log);
       log << "\n";
