@@ -76,7 +76,7 @@ void showValue(const PoolCase& c, std::ostream& os);
 // (gaps 0-20 ms, work 0-60 ms, some 150-300 ms; submit / try_submit / submit_within mixed per
 // job), 0-3 submitter contexts cancelled or timing out at random instants, tenant caps 0-2 and
 // priorities 0-2 with and without aging (when impl honours them), expected durations 0-40 ms, and
-// 0-3 shutdowns whose instants are drawn mostly at or 1 ms after a planned submit instant (so
+// 0-2 shutdowns whose instants are drawn mostly at or 1 ms after a planned submit instant (so
 // that shutdown starts while submits are in flight), the rest anywhere in 0-150 ms, with
 // grace 0-100 ms; no shutdown at all in about one case in eight; 1-4 strategies (case_strategy).
 rc::Gen<PoolCase> pool_case(const PoolImplementation& impl);
