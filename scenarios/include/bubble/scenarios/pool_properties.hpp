@@ -3,6 +3,8 @@
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <rapidcheck.h>
