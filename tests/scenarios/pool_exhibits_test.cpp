@@ -5,11 +5,15 @@
 #include <bubble/scenarios/counterexample.hpp>
 #include <bubble/scenarios/exhibit_pools.hpp>
 #include <bubble/scenarios/pool_properties.hpp>
+#include <bubble/scenarios/property.hpp>
+#include <bubble/testing/property.hpp>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
 #include <optional>
+#include <regex>
+#include <sstream>
 #include <string>
 
 namespace bubble::scenarios {
@@ -116,6 +120,49 @@ TEST(PoolExhibits, BubblePoolPassesTheProperty) {
   const auto found = find_counterexample<PoolCase>(
       pool_case(impl), 1, 1000, [&](const PoolCase& c) { return fails(impl, c); });
   EXPECT_FALSE(found.has_value()) << rc::toString(found->minimal) << "\n" << found->failure;
+}
+
+}  // namespace
+}  // namespace bubble::scenarios
+
+namespace bubble::scenarios {
+namespace {
+
+// A failing suite property's report, as `bubble run` prints it: the counterexample names every
+// generated value and prints durations with units (never RapidCheck's "<???>"), the bubble's
+// schedule line says it replays the run only with the generated values (no bare replay line),
+// and the failure entry names the commands that reproduce the whole case.
+TEST(PoolExhibits, AFailingPropertyReportIsReadableAndSaysHowToReproduceTheCase) {
+  const PoolImplementation impl = exhibit_pool(PoolFlaw::closes_before_draining);
+  SuiteOptions options;
+  options.seed = 5;
+  options.cases = 300;
+  SuiteResult result;
+  std::ostringstream log;
+  check_property("exhibits", "closes before draining", options, result, log, [impl] {
+    const PoolCase c = *pool_case(impl);
+    for (const StrategyValue& s : c.strategies) {
+      testing::run_property({.strategy = s.value}, pool_case_body(impl, c));
+    }
+  });
+  const std::string report = log.str();
+  ASSERT_EQ(result.properties_failed, 1) << report;
+  EXPECT_NE(report.find("PoolCase{workers="), std::string::npos) << report;
+  EXPECT_NE(report.find("JobSpec{"), std::string::npos) << report;
+  EXPECT_NE(report.find("ShutdownSpec{at="), std::string::npos) << report;
+  EXPECT_TRUE(
+      std::regex_search(report, std::regex("gap=[0-9.]+(ns|us|ms|s), work=[0-9.]+(ns|us|ms|s)")))
+      << report;
+  EXPECT_EQ(report.find("<\?\?\?>"), std::string::npos) << report;
+  EXPECT_NE(report.find("pool property violated"), std::string::npos) << report;
+  EXPECT_NE(report.find(testing::kCaseScheduleLabel), std::string::npos) << report;
+  EXPECT_EQ(report.find("\nreplay: BUBBLE_STRATEGY="), std::string::npos) << report;
+  ASSERT_EQ(result.failures.size(), 1U);
+  EXPECT_NE(result.failures[0].find("`bubble run exhibits --seed 5 --cases 300`"),
+            std::string::npos)
+      << result.failures[0];
+  EXPECT_NE(result.failures[0].find("RC_PARAMS=\"reproduce=...\""), std::string::npos)
+      << result.failures[0];
 }
 
 }  // namespace
