@@ -197,8 +197,20 @@ void work_for(Runtime& rt, const Context& ctx, Duration work, bool watch) {
 
 }  // namespace
 
-std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, const PoolCase& c) {
-  return [impl, c](Runtime& rt) {
+void showValue(const PoolCoverage& c, std::ostream& os) {
+  os << "paths reached in " << c.runs << " passing runs: " << c.accepted << " jobs accepted ("
+     << c.done << " done, " << c.canceled << " canceled, " << c.failed << " failed, " << c.too_late
+     << " too_late); refused: " << c.refused_closed << " closed, " << c.refused_full << " full, "
+     << c.refused_tenant_limit << " tenant_limit, " << c.refused_by_context << " by their context; "
+     << c.waiting_when_shutdown_started << " submits waiting when shutdown started; "
+     << c.shutdown_deadline_exceeded << " shutdowns past their deadline; "
+     << c.destructor_without_shutdown << " destructors without shutdown";
+}
+
+std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, const PoolCase& c,
+                                             PoolCoverage* coverage) {
+  return [impl, c, coverage](Runtime& rt) {
+    PoolCoverage seen;
     const TimePoint start = rt.now();
     PoolOptions options;
     options.workers = c.workers;
@@ -328,6 +340,14 @@ std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, con
         const JobRecord& rec = records[s][j];
         const std::string name = job_name(s, j);
         const std::error_code ec = rec.submit_result;
+        if (ec == errc::closed) ++seen.refused_closed;
+        if (ec == errc::full) ++seen.refused_full;
+        if (ec == errc::tenant_limit) ++seen.refused_tenant_limit;
+        if (ec == errc::canceled || ec == errc::deadline_exceeded) ++seen.refused_by_context;
+        if (first_shutdown && rec.submit_start < *first_shutdown &&
+            rec.submit_end == *first_shutdown) {
+          ++seen.waiting_when_shutdown_started;
+        }
         if (ec) {
           if (rec.runs != 0 || rec.outcomes != 0) {
             violated(name + " was refused (" + ec.message() + ") but ran " +
@@ -341,6 +361,7 @@ std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, con
           if (!allowed) violated(name + " was refused with an unexpected error: " + ec.message());
         } else {
           ++accepted;
+          ++seen.accepted;
           if (rec.outcomes != 1) {
             violated(name + " was accepted but reported " + std::to_string(rec.outcomes) +
                      " outcomes (ran " + std::to_string(rec.runs) + " times)");
@@ -414,6 +435,29 @@ std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, con
                  ", too_late " + std::to_string(st.too_late) + " / " + std::to_string(counts[2]) +
                  ", failed " + std::to_string(st.failed) + " / " + std::to_string(counts[3]));
       }
+    }
+    if (coverage != nullptr) {
+      seen.done = counts[0];
+      seen.canceled = counts[1];
+      seen.too_late = counts[2];
+      seen.failed = counts[3];
+      seen.shutdown_deadline_exceeded =
+          static_cast<std::uint64_t>(std::count(shutdown_results.begin(), shutdown_results.end(),
+                                                make_error_code(errc::deadline_exceeded)));
+      seen.destructor_without_shutdown = c.shutdowns.empty() ? 1 : 0;
+      coverage->runs += 1;
+      coverage->accepted += seen.accepted;
+      coverage->refused_closed += seen.refused_closed;
+      coverage->refused_full += seen.refused_full;
+      coverage->refused_tenant_limit += seen.refused_tenant_limit;
+      coverage->refused_by_context += seen.refused_by_context;
+      coverage->done += seen.done;
+      coverage->canceled += seen.canceled;
+      coverage->failed += seen.failed;
+      coverage->too_late += seen.too_late;
+      coverage->waiting_when_shutdown_started += seen.waiting_when_shutdown_started;
+      coverage->shutdown_deadline_exceeded += seen.shutdown_deadline_exceeded;
+      coverage->destructor_without_shutdown += seen.destructor_without_shutdown;
     }
   };
 }

@@ -16,6 +16,7 @@ SuiteResult run_pool_suite(const SuiteOptions& options, std::ostream& log) {
   SuiteResult result;
   const std::string suite = "pool";
   const PoolImplementation impl = real_pool();
+  PoolCoverage coverage;
   // Property: whatever the workload (submit, try_submit and submit_within mixed, tenants with
   // caps, priorities and aging, expected durations, submitter contexts cancelled or timing out,
   // jobs that throw, ignore their context or take long), the shutdowns (concurrent, at submit
@@ -23,12 +24,17 @@ SuiteResult run_pool_suite(const SuiteOptions& options, std::ostream& log) {
   // accepted job ends exactly once as it should, no refused job runs, no submit outlives the
   // start of shutdown, and the counters agree (pool_case_body lists the conditions).
   check_property(suite, "every accepted job ends exactly once; shutdown keeps its promises",
-                 options, result, log, [impl] {
+                 options, result, log, [impl, &coverage] {
                    const PoolCase c = *pool_case(impl);
                    for (const StrategyValue& s : c.strategies) {
-                     testing::run_property({.strategy = s.value}, pool_case_body(impl, c));
+                     testing::run_property({.strategy = s.value},
+                                           pool_case_body(impl, c, &coverage));
                    }
                  });
+  if (options.verbose) {
+    showValue(coverage, log);
+    log << "\n";
+  }
   // Property: a sequence of submits, try_submits, submit_withins, context cancellations, time
   // steps and a shutdown leaves the pool exactly where a pure model of it says: every call's
   // result, the queue depth, the busy workers and each job's outcome (pool_model.hpp).

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -100,7 +101,31 @@ rc::Gen<PoolCase> pool_case(const PoolImplementation& impl);
 //      error) at once;
 //   6. the pool's counters agree: completed + canceled + failed + too_late == accepted, each
 //      equal to the outcomes reported.
-std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, const PoolCase& c);
+//
+// If `coverage` is not null, a run that passes adds the paths it reached to it.
+struct PoolCoverage;
+std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, const PoolCase& c,
+                                             PoolCoverage* coverage = nullptr);
+
+// How often passing runs reached each path: refusals by kind, outcomes by kind, submits that were
+// waiting when shutdown started, shutdowns that gave up at their deadline, destructors that
+// stopped a pool without shutdown. `bubble run pool --verbose` prints it.
+struct PoolCoverage {
+  std::uint64_t runs = 0;
+  std::uint64_t accepted = 0;
+  std::uint64_t refused_closed = 0;
+  std::uint64_t refused_full = 0;
+  std::uint64_t refused_tenant_limit = 0;
+  std::uint64_t refused_by_context = 0;
+  std::uint64_t done = 0;
+  std::uint64_t canceled = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t too_late = 0;
+  std::uint64_t waiting_when_shutdown_started = 0;
+  std::uint64_t shutdown_deadline_exceeded = 0;
+  std::uint64_t destructor_without_shutdown = 0;
+};
+void showValue(const PoolCoverage& c, std::ostream& os);
 
 // Thrown by pool_case_body when a condition fails.
 class PropertyViolation : public std::logic_error {
