@@ -10,6 +10,7 @@
 #include <bubble/pool.hpp>
 #include <bubble/scenarios/property.hpp>
 #include <bubble/scenarios/suites.hpp>
+#include <bubble/scenarios/timing_exhibits.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
 #include <bubble/ticket_booth.hpp>
@@ -169,6 +170,21 @@ SuiteResult run_timing_bugs_suite(const SuiteOptions& options, std::ostream& log
                  result, log, [](const Schedule& s) { lost_update_is_found_and_replayed(s); });
   check_property(suite, "a nested submit into the same pool is reported as a deadlock", options,
                  result, log, [](const Schedule& s) { nested_submit_deadlock_is_reported(s); });
+  // Property: consumers that wait on a CondVar in a predicate loop never miss the producer's
+  // broadcast, whatever the number of consumers, the producer's delay and the schedule (the
+  // unconditional wait, the exhibit, deadlocks: tests/scenarios).
+  check_property(suite, "a CondVar wait in a predicate loop never misses its wake-up", options,
+                 result, log, [] {
+                   const RaceCase c = *race_case();
+                   testing::run_property({.strategy = c.strategy.value}, lost_wakeup_body(true, c));
+                 });
+  // Property: buyers that check for a ticket and take it under one Mutex never sell more tickets
+  // than there are (the unlocked check-then-act, the exhibit, oversells: tests/scenarios).
+  check_property(
+      suite, "a check-then-act under one lock never oversells", options, result, log, [] {
+        const RaceCase c = *race_case();
+        testing::run_property({.strategy = c.strategy.value}, check_then_act_body(true, c));
+      });
   return result;
 }
 
@@ -177,7 +193,8 @@ SuiteResult run_timing_bugs_suite(const SuiteOptions& options, std::ostream& log
 ScenarioSuite timing_bugs_suite() {
   return {
       "timing-bugs",
-      "the framework catches a bursting Ticker booth, a lost update and a nested-submit deadlock",
+      "the framework catches a bursting Ticker booth, a lost update and a nested-submit deadlock; "
+      "predicate-loop waits and locked check-then-act hold",
       run_timing_bugs_suite};
 }
 

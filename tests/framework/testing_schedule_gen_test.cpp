@@ -204,7 +204,7 @@ TEST(TestingScheduleGen, ShrinksALostUpdateToASmallReplayableSchedule) {
     }
     EXPECT_TRUE(shown) << "counterexample does not show " << rc::toString(minimal);
     EXPECT_TRUE(contains(failure.description,
-                         "replay: BUBBLE_STRATEGY=" + minimal.to_strategy().to_string()))
+                         testing::kCaseScheduleLabel + minimal.to_strategy().to_string()))
         << failure.description;
 
     // Replaying the minimal schedule reproduces the lost update, every time; each of its
@@ -265,7 +265,7 @@ TEST(TestingRunProperty, AnRcAssertInABubbleThreadFailsTheCaseWithTheReplayLine)
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->type, rc::detail::CaseResult::Type::Failure);
   EXPECT_TRUE(contains(r->description, "1 + 1 == 3")) << r->description;
-  EXPECT_TRUE(contains(r->description, "replay: BUBBLE_STRATEGY=random:9")) << r->description;
+  EXPECT_TRUE(contains(r->description, testing::kCaseScheduleLabel + "random:9")) << r->description;
 }
 
 TEST(TestingRunProperty, ADeadlockFailsTheCaseWithTheReplayLine) {
@@ -279,7 +279,7 @@ TEST(TestingRunProperty, ADeadlockFailsTheCaseWithTheReplayLine) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->type, rc::detail::CaseResult::Type::Failure);
   EXPECT_TRUE(contains(r->description, "deadlock")) << r->description;
-  EXPECT_TRUE(contains(r->description, "replay: BUBBLE_STRATEGY=")) << r->description;
+  EXPECT_TRUE(contains(r->description, testing::kCaseScheduleLabel)) << r->description;
 }
 
 TEST(TestingRunProperty, AGoogleTestFailureFailsTheCaseNotTheTest) {
@@ -289,7 +289,7 @@ TEST(TestingRunProperty, AGoogleTestFailureFailsTheCaseNotTheTest) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->type, rc::detail::CaseResult::Type::Failure);
   EXPECT_TRUE(contains(r->description, "arithmetic")) << r->description;
-  EXPECT_TRUE(contains(r->description, "replay: BUBBLE_STRATEGY=random:4")) << r->description;
+  EXPECT_TRUE(contains(r->description, testing::kCaseScheduleLabel + "random:4")) << r->description;
   EXPECT_FALSE(::testing::Test::HasNonfatalFailure());
 }
 
@@ -359,7 +359,7 @@ TEST(TestingBubbleProp, GeneratedScheduleFindsAndShrinksTheLostUpdate) {
           (void)testing::run_with_generated_schedule(
               [](Runtime& rt) { RC_ASSERT(racy_counter(rt) == 2); }, options);
         } catch (const rc::detail::CaseResult& r) {
-          const std::string prefix = "replay: BUBBLE_STRATEGY=";
+          const std::string prefix = testing::kCaseScheduleLabel;
           const std::size_t at = r.description.rfind(prefix);
           if (at != std::string::npos) {
             last_failing = Schedule::parse(

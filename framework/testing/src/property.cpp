@@ -11,11 +11,27 @@
 namespace bubble::testing {
 namespace {
 
+// Inside a RapidCheck case a bubble's "replay: BUBBLE_STRATEGY=..." line is not a command that
+// reproduces anything: the environment variable does not regenerate the case's inputs. The line
+// that replaces it says what the strategy replays.
+std::string case_schedule_line(const Strategy& strategy) {
+  return kCaseScheduleLabel + strategy.to_string();
+}
+
 std::string replay_line_for(const Options& options) {
-  const Strategy strategy = options.replay ? options.replay->to_strategy() : options.strategy;
-  std::string line = "replay: BUBBLE_STRATEGY=" + strategy.to_string();
-  if (!options.replay_command.empty()) line += " " + options.replay_command;
-  return line;
+  return case_schedule_line(options.replay ? options.replay->to_strategy() : options.strategy);
+}
+
+// A RunFailure's message with its last line, the replay line, replaced by case_schedule_line.
+std::string case_failure_message(const RunFailure& e) {
+  std::string message = e.what();
+  const std::size_t at = message.rfind("\nreplay: BUBBLE_STRATEGY=");
+  if (at != std::string::npos) message.erase(at);
+  Strategy strategy = e.strategy();
+  if (strategy.kind() == Strategy::Kind::choices) {
+    strategy = e.schedule().to_strategy();
+  }
+  return message + "\n" + case_schedule_line(strategy);
 }
 
 [[noreturn]] void fail_case(std::string message) {
@@ -38,7 +54,7 @@ RunResult run_property(const Options& options, std::function<void(Runtime&)> roo
     try {
       result = bubble::run(options, std::move(root));
     } catch (const RunFailure& e) {
-      failure = e.what();
+      failure = case_failure_message(e);
     } catch (const rc::detail::CaseResult& r) {
       if (r.type != rc::detail::CaseResult::Type::Failure) throw;
       failure = r.description + "\n" + replay_line_for(options);

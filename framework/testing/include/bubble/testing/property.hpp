@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -17,18 +18,30 @@ namespace bubble::testing {
 // property, and turns a failing run into a failure of the property's current case, so that
 // RapidCheck shrinks it and prints the counterexample:
 //   - a bubble::RunFailure (deadlock, exhausted budget, an exception derived from std::exception
-//     escaping a bubble thread) fails the case with the failure's message, which ends with the
-//     line "replay: BUBBLE_STRATEGY=<strategy>" that reproduces the bubble run;
+//     escaping a bubble thread) fails the case with the failure's message, whose last line, the
+//     bubble's "replay: BUBBLE_STRATEGY=..." line, is replaced by the case schedule line below;
 //   - a RapidCheck failure (RC_ASSERT, RC_FAIL, ...) in any bubble thread fails the case with its
-//     own message followed by that replay line; RC_PRE/RC_DISCARD and RC_SUCCEED keep their
+//     own message followed by the case schedule line; RC_PRE/RC_DISCARD and RC_SUCCEED keep their
 //     meaning;
 //   - a GoogleTest failure (EXPECT_*, ASSERT_*) on a bubble thread during the run is held back
-//     and fails the case instead of the test directly, with its message and the replay line.
+//     and fails the case instead of the test directly, with its message and the case schedule
+//     line.
+// The case schedule line is kCaseScheduleLabel followed by the strategy that replays the bubble
+// run (a seeded strategy itself, a choices strategy as the picks recorded up to the failure).
+// Inside a RapidCheck case that strategy alone reproduces nothing: the case's generated inputs
+// come from RapidCheck, so the whole case is reproduced by RapidCheck's reproduce string
+// (RC_PARAMS="reproduce=...", printed when the program ends) or by rerunning with the same
+// RapidCheck seed; the strategy replays the run only inside that case (Options::strategy).
 // Other exceptions (bad options: std::invalid_argument; called inside a bubble: std::logic_error)
 // propagate unchanged. Returns the run's result when it succeeds.
 //
 // Must be called on the property's thread, outside any bubble.
 RunResult run_property(const Options& options, std::function<void(Runtime&)> root);
+
+// The label of the case schedule line of run_property's failures.
+inline const std::string kCaseScheduleLabel =
+    "bubble schedule of this case (replays the run only with the generated values above; "
+    "reproduce the case with RapidCheck's reproduce string): BUBBLE_STRATEGY=";
 
 // Draws a schedule from bubble::gen::schedule(shape) (`*gen`, so it is part of the case: shown
 // in the counterexample and shrunk), then calls run_property with `options` whose strategy is
@@ -43,7 +56,8 @@ RunResult run_with_generated_schedule(std::function<void(Runtime&)> root, Option
 // (run_with_generated_schedule). The body draws its own inputs with `*rc::gen::...` (that works
 // on any bubble thread), uses bubble::current_runtime(), and states the property with RC_ASSERT
 // (in any bubble thread). A failure shrinks both the inputs and the schedule; the counterexample
-// shows the schedule as "choices:0,0,1 (1 preemption)" and the message ends with the replay line.
+// shows the schedule as "choices:0,0,1 (1 preemption)" and the message ends with the case
+// schedule line (see run_property); RapidCheck's reproduce string reproduces the case.
 //
 //   // Property: concurrent increments under a Mutex are never lost.
 //   BUBBLE_PROP(Counter, NoLostUpdates) {

@@ -1,0 +1,465 @@
+#include <bubble/errc.hpp>
+#include <bubble/scenarios/pool_properties.hpp>
+#include <bubble/thread.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace bubble::scenarios {
+
+const char* to_string(JobBehaviour b) noexcept {
+  switch (b) {
+    case JobBehaviour::watches_context:
+      return "watches_context";
+    case JobBehaviour::ignores_context:
+      return "ignores_context";
+    case JobBehaviour::throws:
+      return "throws";
+  }
+  return "unknown";
+}
+
+void showValue(const JobSpec& j, std::ostream& os) {
+  os << "JobSpec{" << to_string(j.kind) << ", gap=" << show_duration(j.gap)
+     << ", work=" << show_duration(j.work);
+  if (j.kind == SubmitKind::submit_within) os << ", max_wait=" << show_duration(j.max_wait);
+  os << ", " << to_string(j.behaviour) << ", tenant=t" << j.tenant << ", priority=" << j.priority
+     << ", context=";
+  if (j.context < 0) {
+    os << "background";
+  } else {
+    os << "c" << j.context;
+  }
+  if (j.expected) os << ", expected_duration=" << show_duration(*j.expected);
+  os << "}";
+}
+
+void showValue(const ContextSpec& c, std::ostream& os) {
+  os << "ContextSpec{cancel_at=" << (c.cancel_at ? show_duration(*c.cancel_at) : "never")
+     << ", deadline=" << (c.deadline ? show_duration(*c.deadline) : "none") << "}";
+}
+
+void showValue(const ShutdownSpec& s, std::ostream& os) {
+  os << "ShutdownSpec{at=" << show_duration(s.at) << ", grace=" << show_duration(s.grace) << "}";
+}
+
+void showValue(const PoolCase& c, std::ostream& os) {
+  os << "PoolCase{workers=" << c.workers << ", capacity=" << c.capacity
+     << ", aging_step=" << show_duration(c.aging_step)
+     << ", max_queued_per_tenant=" << c.max_queued_per_tenant
+     << ", max_running_per_tenant=" << c.max_running_per_tenant << ",\n  strategies=[";
+  for (std::size_t i = 0; i < c.strategies.size(); ++i) {
+    if (i > 0) os << ", ";
+    showValue(c.strategies[i], os);
+  }
+  os << "]";
+  for (std::size_t s = 0; s < c.submitters.size(); ++s) {
+    os << ",\n  submitter " << s << ": [";
+    for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
+      if (j > 0) os << ",\n    ";
+      showValue(c.submitters[s][j], os);
+    }
+    os << "]";
+  }
+  for (std::size_t i = 0; i < c.contexts.size(); ++i) {
+    os << ",\n  c" << i << " = ";
+    showValue(c.contexts[i], os);
+  }
+  for (const auto& s : c.shutdowns) {
+    os << ",\n  ";
+    showValue(s, os);
+  }
+  if (c.shutdowns.empty()) os << ",\n  no shutdown: destructor at " << show_duration(c.destroy_at);
+  os << "}";
+}
+
+namespace {
+
+using namespace std::chrono_literals;
+
+rc::Gen<JobSpec> job_spec(const PoolImplementation& impl, int contexts) {
+  return rc::gen::exec([impl, contexts] {
+    JobSpec j;
+    j.kind =
+        *rc::gen::element(SubmitKind::submit, SubmitKind::try_submit, SubmitKind::submit_within);
+    j.gap = *rc::gen::weightedOneOf<DurationValue>(
+        {{3, milliseconds_in(0, 0)}, {5, milliseconds_in(1, 20)}});
+    j.work = *rc::gen::weightedOneOf<DurationValue>(
+        {{1, milliseconds_in(0, 0)}, {6, milliseconds_in(1, 60)}, {1, milliseconds_in(150, 300)}});
+    if (j.kind == SubmitKind::submit_within) j.max_wait = *milliseconds_in(0, 40);
+    j.behaviour = *rc::gen::weightedElement<JobBehaviour>({{8, JobBehaviour::watches_context},
+                                                           {2, JobBehaviour::ignores_context},
+                                                           {1, JobBehaviour::throws}});
+    if (impl.tenants) j.tenant = *rc::gen::inRange(0, 3);
+    if (impl.priorities) j.priority = *rc::gen::inRange(0, 3);
+    if (contexts > 0 && *rc::gen::inRange(0, 3) == 0) j.context = *rc::gen::inRange(0, contexts);
+    if (impl.expected_durations && *rc::gen::inRange(0, 4) == 0)
+      j.expected = *milliseconds_in(0, 40);
+    return j;
+  });
+}
+
+// The instants at which the submitters plan to submit, if no submit waited.
+std::vector<Duration> planned_instants(const std::vector<std::vector<JobSpec>>& submitters) {
+  std::vector<Duration> out;
+  for (const auto& jobs : submitters) {
+    Duration t{};
+    for (const auto& j : jobs) {
+      t += j.gap.value;
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+rc::Gen<PoolCase> pool_case(const PoolImplementation& impl) {
+  return rc::gen::exec([impl] {
+    PoolCase c;
+    c.workers = *rc::gen::inRange(1, 4);
+    c.capacity = *rc::gen::inRange(1, 5);
+    if (impl.priorities && *rc::gen::arbitrary<bool>()) c.aging_step = *milliseconds_in(1, 20);
+    if (impl.tenants) {
+      c.max_queued_per_tenant = *rc::gen::weightedElement<int>({{2, 0}, {1, 1}, {1, 2}});
+      c.max_running_per_tenant = *rc::gen::weightedElement<int>({{2, 0}, {1, 1}, {1, 2}});
+    }
+    const int contexts = *rc::gen::inRange(0, 4);
+    for (int i = 0; i < contexts; ++i) {
+      ContextSpec spec;
+      if (*rc::gen::arbitrary<bool>()) spec.cancel_at = *milliseconds_in(0, 100);
+      if (*rc::gen::arbitrary<bool>()) spec.deadline = *milliseconds_in(1, 120);
+      c.contexts.push_back(spec);
+    }
+    const auto submitters = static_cast<std::size_t>(*rc::gen::inRange(1, 5));
+    for (std::size_t s = 0; s < submitters; ++s) {
+      c.submitters.push_back(*rc::gen::container<std::vector<JobSpec>>(
+          *rc::gen::inRange<std::size_t>(0, 9), job_spec(impl, contexts)));
+    }
+    const std::vector<Duration> instants = planned_instants(c.submitters);
+    const int shutdowns = *rc::gen::weightedElement<int>({{1, 0}, {5, 1}, {2, 2}});
+    for (int i = 0; i < shutdowns; ++i) {
+      ShutdownSpec spec;
+      if (!instants.empty() && *rc::gen::inRange(0, 4) != 0) {
+        const Duration at = *rc::gen::elementOf(instants);
+        spec.at = DurationValue{at + *rc::gen::element(0ms, 0ms, 1ms)};
+      } else {
+        spec.at = *milliseconds_in(0, 150);
+      }
+      spec.grace = *rc::gen::weightedOneOf<DurationValue>(
+          {{1, milliseconds_in(0, 0)}, {3, milliseconds_in(1, 100)}});
+      c.shutdowns.push_back(spec);
+    }
+    if (shutdowns == 0) c.destroy_at = *milliseconds_in(0, 150);
+    c.strategies = *rc::gen::container<std::vector<StrategyValue>>(
+        static_cast<std::size_t>(*rc::gen::inRange(1, 5)), case_strategy());
+    return c;
+  });
+}
+
+namespace {
+
+// What one job went through, as its submitter, its body and its on_complete saw it.
+struct JobRecord {
+  bool called = false;  // the submit call has returned
+  std::error_code submit_result;
+  TimePoint submit_start{};
+  TimePoint submit_end{};
+  int runs = 0;
+  bool threw = false;
+  bool ctx_done_at_return = false;
+  int outcomes = 0;
+  JobStatus status = JobStatus::done;
+  bool submitter_ctx_done_at_outcome = false;
+};
+
+[[noreturn]] void violated(const std::string& what) {
+  throw PropertyViolation("pool property violated: " + what);
+}
+
+std::string job_name(std::size_t s, std::size_t j) {
+  return "job " + std::to_string(j) + " of submitter " + std::to_string(s);
+}
+
+void work_for(Runtime& rt, const Context& ctx, Duration work, bool watch) {
+  if (!watch) {
+    rt.sleep_for(work);
+    return;
+  }
+  auto [timeout, cancel] = Context::with_timeout(ctx, work, rt);
+  timeout.wait();
+  cancel();
+}
+
+}  // namespace
+
+void showValue(const PoolCoverage& c, std::ostream& os) {
+  os << "paths reached in " << c.runs << " passing runs: " << c.accepted << " jobs accepted ("
+     << c.done << " done, " << c.canceled << " canceled, " << c.failed << " failed, " << c.too_late
+     << " too_late); refused: " << c.refused_closed << " closed, " << c.refused_full << " full, "
+     << c.refused_tenant_limit << " tenant_limit, " << c.refused_by_context << " by their context; "
+     << c.waiting_when_shutdown_started << " submits waiting when shutdown started; "
+     << c.shutdown_deadline_exceeded << " shutdowns past their deadline; "
+     << c.destructor_without_shutdown << " destructors without shutdown";
+}
+
+std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, const PoolCase& c,
+                                             PoolCoverage* coverage) {
+  return [impl, c, coverage](Runtime& rt) {
+    PoolCoverage seen;
+    const TimePoint start = rt.now();
+    PoolOptions options;
+    options.workers = c.workers;
+    options.queue_capacity = c.capacity;
+    options.name = "pool";
+    options.aging_step = c.aging_step;
+    options.max_queued_per_tenant = c.max_queued_per_tenant;
+    options.max_running_per_tenant = c.max_running_per_tenant;
+
+    std::vector<std::pair<Context, CancelFunc>> contexts;
+    for (const auto& spec : c.contexts) {
+      contexts.push_back(spec.deadline
+                             ? Context::with_timeout(Context::background(), *spec.deadline, rt)
+                             : Context::with_cancel(Context::background()));
+    }
+    std::vector<std::vector<JobRecord>> records(c.submitters.size());
+    for (std::size_t s = 0; s < c.submitters.size(); ++s) records[s].resize(c.submitters[s].size());
+    std::vector<int> running(3, 0);  // jobs running per tenant
+    int busy = 0;                    // jobs running
+    // The first violation seen while the pool runs. It is reported once the pool is gone, not
+    // thrown on the spot: a job's exceptions are its own (the pool counts them as failures), and
+    // a run that ends normally reports the violation with every thread's record intact.
+    std::string violation;
+    auto note = [&violation](std::string what) {
+      if (violation.empty()) violation = std::move(what);
+    };
+    std::vector<std::error_code> shutdown_results(c.shutdowns.size());
+    std::optional<TimePoint> first_shutdown;
+    std::optional<PoolStats> final_stats;
+
+    auto pool = impl.make(rt, options);
+    {
+      std::vector<Thread> threads;
+      for (std::size_t i = 0; i < c.contexts.size(); ++i) {
+        if (!c.contexts[i].cancel_at) continue;
+        threads.emplace_back(rt, "canceller", [&, i] {
+          rt.sleep_until(start + c.contexts[i].cancel_at->value);
+          contexts[i].second();
+        });
+      }
+      for (std::size_t s = 0; s < c.submitters.size(); ++s) {
+        threads.emplace_back(rt, "submitter-" + std::to_string(s), [&, s] {
+          for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
+            const JobSpec& spec = c.submitters[s][j];
+            JobRecord& rec = records[s][j];
+            rt.sleep_for(spec.gap);
+            const Context& ctx =
+                spec.context < 0 ? Context::background() : contexts[spec.context].first;
+            const bool cap_running = c.max_running_per_tenant > 0;
+            Job job = [&rt, &rec, &running, &busy, &note, &spec, cap_running, workers = c.workers,
+                       cap = c.max_running_per_tenant, name = job_name(s, j)](const Context& jc) {
+              ++rec.runs;
+              if (++busy > workers) {
+                note(name + " started while " + std::to_string(workers) +
+                     " jobs were already running on as many workers");
+              }
+              struct Busy {
+                int& n;
+                ~Busy() { --n; }
+              } busy_guard{busy};
+              if (cap_running && ++running[spec.tenant] > cap) {
+                note(name + " started while its tenant already had " + std::to_string(cap) +
+                     " jobs running (max_running_per_tenant)");
+              } else if (!cap_running) {
+                ++running[spec.tenant];
+              }
+              struct Leave {
+                int& n;
+                ~Leave() { --n; }
+              } leave{running[spec.tenant]};
+              work_for(rt, jc, spec.work, spec.behaviour == JobBehaviour::watches_context);
+              rec.ctx_done_at_return = jc.done();
+              if (spec.behaviour == JobBehaviour::throws) {
+                rec.threw = true;
+                throw std::runtime_error("the job fails on purpose");
+              }
+            };
+            JobOptions opts;
+            opts.priority = spec.priority;
+            opts.tenant = "t" + std::to_string(spec.tenant);
+            if (spec.expected) opts.expected_duration = spec.expected->value;
+            opts.on_complete = [&rec, &ctx](const JobOutcome& outcome) {
+              ++rec.outcomes;
+              rec.status = outcome.status;
+              rec.submitter_ctx_done_at_outcome = ctx.done();
+            };
+            rec.submit_start = rt.now();
+            rec.submit_result =
+                pool->submit(spec.kind, ctx, std::move(job), spec.max_wait, std::move(opts));
+            rec.submit_end = rt.now();
+            rec.called = true;
+            if (!rec.submit_result) {
+              const std::size_t depth = pool->stats().queue_depth;
+              if (depth > static_cast<std::size_t>(c.capacity)) {
+                note("after " + job_name(s, j) + " was accepted the queue holds " +
+                     std::to_string(depth) + " jobs, more than its capacity " +
+                     std::to_string(c.capacity));
+              }
+            }
+          }
+        });
+      }
+      for (std::size_t i = 0; i < c.shutdowns.size(); ++i) {
+        threads.emplace_back(rt, "shutdown-" + std::to_string(i), [&, i] {
+          rt.sleep_until(start + c.shutdowns[i].at.value);
+          auto [deadline, cancel] =
+              Context::with_timeout(Context::background(), c.shutdowns[i].grace, rt);
+          if (!first_shutdown) first_shutdown = rt.now();
+          shutdown_results[i] = pool->shutdown(deadline);
+          cancel();
+        });
+      }
+      if (c.shutdowns.empty()) rt.sleep_until(start + c.destroy_at.value);
+    }
+    if (!c.shutdowns.empty()) final_stats = pool->stats();
+    pool.reset();  // the destructor, after shutdown or instead of it
+    if (!violation.empty()) violated(violation);
+
+    const bool all_shutdowns_succeeded =
+        !c.shutdowns.empty() && std::all_of(shutdown_results.begin(), shutdown_results.end(),
+                                            [](const std::error_code& ec) { return !ec; });
+    std::uint64_t accepted = 0;
+    std::uint64_t counts[4] = {0, 0, 0, 0};
+    for (std::size_t s = 0; s < c.submitters.size(); ++s) {
+      for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
+        const JobSpec& spec = c.submitters[s][j];
+        const JobRecord& rec = records[s][j];
+        const std::string name = job_name(s, j);
+        const std::error_code ec = rec.submit_result;
+        if (ec == errc::closed) ++seen.refused_closed;
+        if (ec == errc::full) ++seen.refused_full;
+        if (ec == errc::tenant_limit) ++seen.refused_tenant_limit;
+        if (ec == errc::canceled || ec == errc::deadline_exceeded) ++seen.refused_by_context;
+        if (first_shutdown && rec.submit_start < *first_shutdown &&
+            rec.submit_end == *first_shutdown) {
+          ++seen.waiting_when_shutdown_started;
+        }
+        if (ec) {
+          if (rec.runs != 0 || rec.outcomes != 0) {
+            violated(name + " was refused (" + ec.message() + ") but ran " +
+                     std::to_string(rec.runs) + " times and reported " +
+                     std::to_string(rec.outcomes) + " outcomes");
+          }
+          const bool allowed =
+              ec == errc::closed || (ec == errc::full && spec.kind != SubmitKind::submit) ||
+              (ec == errc::tenant_limit && c.max_queued_per_tenant > 0) ||
+              (spec.context >= 0 && (ec == errc::canceled || ec == errc::deadline_exceeded));
+          if (!allowed) violated(name + " was refused with an unexpected error: " + ec.message());
+        } else {
+          ++accepted;
+          ++seen.accepted;
+          if (rec.outcomes != 1) {
+            violated(name + " was accepted but reported " + std::to_string(rec.outcomes) +
+                     " outcomes (ran " + std::to_string(rec.runs) + " times)");
+          }
+          ++counts[static_cast<int>(rec.status)];
+          switch (rec.status) {
+            case JobStatus::done:
+              if (rec.runs != 1 || rec.threw || rec.ctx_done_at_return) {
+                violated(name + " was reported done but ran " + std::to_string(rec.runs) +
+                         " times (threw: " + (rec.threw ? "yes" : "no") +
+                         ", context done at return: " + (rec.ctx_done_at_return ? "yes" : "no") +
+                         ")");
+              }
+              break;
+            case JobStatus::canceled:
+              if (rec.runs != 1 || rec.threw || !rec.ctx_done_at_return) {
+                violated(name + " was reported canceled but ran " + std::to_string(rec.runs) +
+                         " times (context done at return: " +
+                         (rec.ctx_done_at_return ? "yes" : "no") + ")");
+              }
+              if (all_shutdowns_succeeded && !rec.submitter_ctx_done_at_outcome) {
+                violated(name +
+                         " was canceled although every shutdown succeeded and its "
+                         "submitter's context had not ended");
+              }
+              break;
+            case JobStatus::failed:
+              if (rec.runs != 1 || !rec.threw) {
+                violated(name + " was reported failed but ran " + std::to_string(rec.runs) +
+                         " times without throwing");
+              }
+              break;
+            case JobStatus::too_late:
+              if (rec.runs != 0 || !spec.expected || spec.context < 0 ||
+                  !c.contexts[spec.context].deadline) {
+                violated(name + " was reported too_late but ran " + std::to_string(rec.runs) +
+                         " times or had no expected duration and deadline");
+              }
+              break;
+          }
+        }
+        if (first_shutdown) {
+          const TimePoint t = *first_shutdown;
+          if (rec.submit_start <= t && rec.submit_end > t) {
+            violated(name + "'s " + to_string(spec.kind) + " started at " +
+                     show_duration(rec.submit_start - start) + " and was still waiting when " +
+                     "shutdown started at " + show_duration(t - start) + "; it returned at " +
+                     show_duration(rec.submit_end - start) + " (" +
+                     (ec ? ec.message() : std::string("accepted")) + ")");
+          }
+          if (rec.submit_start > t &&
+              (rec.submit_end != rec.submit_start ||
+               !(ec == errc::closed || ec == errc::canceled || ec == errc::deadline_exceeded))) {
+            violated(name + " was submitted at " + show_duration(rec.submit_start - start) +
+                     ", after shutdown started at " + show_duration(t - start) + ", and got " +
+                     (ec ? ec.message() : std::string("accepted")) + " at " +
+                     show_duration(rec.submit_end - start));
+          }
+        }
+      }
+    }
+    if (final_stats) {
+      const PoolStats& st = *final_stats;
+      if (st.submitted != accepted || st.completed != counts[0] || st.canceled != counts[1] ||
+          st.too_late != counts[2] || st.failed != counts[3] ||
+          st.completed + st.canceled + st.failed + st.too_late != accepted) {
+        violated("the pool's counters disagree with what the jobs saw: submitted " +
+                 std::to_string(st.submitted) + " / accepted " + std::to_string(accepted) +
+                 ", completed " + std::to_string(st.completed) + " / " + std::to_string(counts[0]) +
+                 ", canceled " + std::to_string(st.canceled) + " / " + std::to_string(counts[1]) +
+                 ", too_late " + std::to_string(st.too_late) + " / " + std::to_string(counts[2]) +
+                 ", failed " + std::to_string(st.failed) + " / " + std::to_string(counts[3]));
+      }
+    }
+    if (coverage != nullptr) {
+      seen.done = counts[0];
+      seen.canceled = counts[1];
+      seen.too_late = counts[2];
+      seen.failed = counts[3];
+      seen.shutdown_deadline_exceeded =
+          static_cast<std::uint64_t>(std::count(shutdown_results.begin(), shutdown_results.end(),
+                                                make_error_code(errc::deadline_exceeded)));
+      seen.destructor_without_shutdown = c.shutdowns.empty() ? 1 : 0;
+      coverage->runs += 1;
+      coverage->accepted += seen.accepted;
+      coverage->refused_closed += seen.refused_closed;
+      coverage->refused_full += seen.refused_full;
+      coverage->refused_tenant_limit += seen.refused_tenant_limit;
+      coverage->refused_by_context += seen.refused_by_context;
+      coverage->done += seen.done;
+      coverage->canceled += seen.canceled;
+      coverage->failed += seen.failed;
+      coverage->too_late += seen.too_late;
+      coverage->waiting_when_shutdown_started += seen.waiting_when_shutdown_started;
+      coverage->shutdown_deadline_exceeded += seen.shutdown_deadline_exceeded;
+      coverage->destructor_without_shutdown += seen.destructor_without_shutdown;
+    }
+  };
+}
+
+}  // namespace bubble::scenarios
