@@ -11,6 +11,14 @@ namespace bubble::sim {
 
 namespace {
 
+// Draws the axes of the current panel: a box with major ticks only (no minor ticks, which PLplot writes as one SVG element each).
+void frame(double x_max, double y_max) {
+  pladv(0);
+  plvsta();
+  plwind(0, x_max, 0, y_max);
+  plbox("bcnt", 0, 0, "bcntv", 0, 0);
+}
+
 // Colour map 0 indices set up by begin().
 constexpr PLINT kBlack = 1;
 constexpr PLINT kBlue = 2;
@@ -50,11 +58,11 @@ double top_of(const std::vector<double>& ys) {
 void panel(const std::vector<double>& x, const std::vector<double>& y, PLINT colour,
            const char* y_label, const char* title, const std::vector<double>* second = nullptr,
            PLINT second_colour = kGrey) {
-  const double x_max = x.empty() ? 1 : std::max(1.0, x.back() + 1);
+  const double x_max = x.empty() ? 1 : std::max(1.0, x.back() + (x.size() > 1 ? x[1] - x[0] : 1));
   double y_max = top_of(y);
   if (second != nullptr) y_max = std::max(y_max, top_of(*second));
   plcol0(kBlack);
-  plenv(0, x_max, 0, y_max, 0, 0);
+  frame(x_max, y_max);
   pllab("t (s)", y_label, title);
   if (second != nullptr && !second->empty()) {
     plcol0(second_colour);
@@ -70,17 +78,38 @@ std::vector<double> as_doubles(const auto& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
+
+// Long series are drawn in buckets of `stride` seconds, so that a plot stays a few tens of KB:
+// the bucket's start time, and the largest (peak) or mean value of its seconds.
+std::vector<double> bucketed(const std::vector<double>& v, std::size_t stride, bool peak) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < v.size(); i += stride) {
+    const std::size_t end = std::min(v.size(), i + stride);
+    double acc = peak ? v[i] : 0;
+    for (std::size_t j = i; j < end; ++j) acc = peak ? std::max(acc, v[j]) : acc + v[j];
+    out.push_back(peak ? acc : acc / static_cast<double>(end - i));
+  }
+  return out;
+}
+
+constexpr std::size_t kMaxPoints = 360;
+
 }  // namespace
 
 void plot_series(const std::string& path, const std::string& title, const Series& series) {
+  const std::size_t stride = (series.t_s.size() + kMaxPoints - 1) / kMaxPoints;
+  const std::size_t by = std::max<std::size_t>(1, stride);
+  std::vector<double> t;
+  for (std::size_t i = 0; i < series.t_s.size(); i += by) t.push_back(series.t_s[i]);
+  const std::vector<double> depth = bucketed(as_doubles(series.queue_depth), by, true);
+  const std::vector<double> in_flight = bucketed(as_doubles(series.in_flight), by, true);
+  const std::vector<double> goodput = bucketed(as_doubles(series.goodput), by, false);
+  const std::vector<double> p99 = bucketed(series.p99_ms, by, true);
   begin(path, 3);
-  const std::vector<double> depth = as_doubles(series.queue_depth);
-  const std::vector<double> in_flight = as_doubles(series.in_flight);
-  const std::vector<double> goodput = as_doubles(series.goodput);
   const std::string first = title + ": queue depth (blue), in flight (grey)";
-  panel(series.t_s, depth, kBlue, "jobs", first.c_str(), &in_flight);
-  panel(series.t_s, series.p99_ms, kRed, "ms", "p99 latency of the jobs done each second");
-  panel(series.t_s, goodput, kGreen, "jobs/s", "goodput: jobs done within the client timeout");
+  panel(t, depth, kBlue, "jobs", first.c_str(), &in_flight);
+  panel(t, p99, kRed, "ms", "p99 latency of the jobs done each second");
+  panel(t, goodput, kGreen, "jobs/s", "goodput: jobs done within the client timeout");
   plend();
 }
 
@@ -105,7 +134,7 @@ void plot_sweep(const std::string& path, const std::string& title,
   }
   const double y_max = std::max({top_of(p99), top_of(mean), top_of(a_p99)});
   plcol0(kBlack);
-  plenv(0, 100, 0, y_max, 0, 0);
+  frame(100, y_max);
   const std::string full = title + ": mean (blue), p99 (red); points simulated, lines analytic";
   pllab("load (% of capacity)", "latency (ms)", full.c_str());
   const auto n = static_cast<PLINT>(load.size());

@@ -10,7 +10,9 @@
 // keeps global state, so these must not be called concurrently.
 namespace bubble::sim {
 
-// Three panels against time: queue depth (and in-flight), p99 latency, goodput per second.
+// Three panels against time: queue depth (and in-flight), p99 latency, goodput per second. A
+// series longer than 360 seconds is drawn in buckets of whole seconds (at most 360 points): the
+// peak queue depth, in-flight and p99 of each bucket and its mean goodput.
 void plot_series(const std::string& path, const std::string& title, const Series& series);
 
 // One point of a load sweep.
