@@ -357,7 +357,10 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   sim->add_option("--duration", a->duration, "Virtual time to simulate (default 60s)");
   sim->add_option("--warmup", a->warmup, "Excluded from statistics (default 0s)");
   sim->add_option("--seed", a->seed, "Seed of the arrival and job-time draws (default 1)");
-  sim->add_flag("--json", a->json, "Print one JSON object instead of the summary");
+  sim->add_flag("--json", a->json,
+                "Print one JSON object instead of the summary: completed, rejected, timed_out, "
+                "skipped, throughput_per_s, goodput_per_s, utilization, max_queue, latency_ms, "
+                "wait_ms, series (with --analytic also analytic; with --sweep-load: sweep)");
   sim->add_flag("--analytic", a->analytic,
                 "Also print the closed-form values (M/M/c Erlang C, M/G/1) when they apply");
   sim->add_option("--svg", a->svg,
