@@ -48,8 +48,8 @@ TEST(Experiments, OneWorkerAtNinetyPercent) {
   const SimResult r = simulate(mm(1, 9, 100ms, 10h));
   EXPECT_NEAR(r.latency_ms.mean, 1000, 150);
   EXPECT_NEAR(r.latency_ms.p99 / r.latency_ms.mean, 4.6, 0.7);
-  const SimResult half = simulate(mm(1, 5, 100ms, 10h));
-  EXPECT_GT(r.latency_ms.mean / half.latency_ms.mean, 4);  // "5x the average latency"
+  // "5x the average latency" of 50% load (200 ms, OneWorkerAtHalfLoad): at least 4x.
+  EXPECT_GT(r.latency_ms.mean / 200, 4);
 }
 
 TEST(Experiments, SixteenWorkersAtEightyPercentMatchErlangC) {

@@ -22,8 +22,10 @@ TEST(Sizing, LittlesLawAndHeadroom) {
   const auto answers = size_pool({.rate_per_s = 300, .latency = milliseconds{80}});
   ASSERT_NE(find(answers, "in_flight"), nullptr);
   EXPECT_NEAR(find(answers, "in_flight")->value, 24, 1e-9);
-  // 24 / 0.8 = 30 exactly, although 300 x 0.08 is 24.000000000000004 in binary.
   EXPECT_EQ(find(answers, "workers")->value, 30);
+  // Rounding up forgives the last bits of binary arithmetic: 24/s x 200 ms is 4.800000000000001
+  // in doubles, and / 0.8 is 6.000000000000001, which is 6 workers, not 7.
+  EXPECT_EQ(find(size_pool({.rate_per_s = 24, .latency = milliseconds{200}}), "workers")->value, 6);
   EXPECT_NE(find(answers, "workers")->why.find("80%"), std::string::npos);
   // Headroom rounds up: 25 in flight at 80% need 32 workers (31.25 rounded up).
   EXPECT_EQ(find(size_pool({.rate_per_s = 250, .latency = milliseconds{100}}), "workers")->value,
