@@ -66,11 +66,20 @@ assert abs(rows[2]['analytic_mean_ms'] - 500) < 1e-6, rows
 ET.parse(svg)
 " ${out}/sweep.svg ${bubble} sim --workers 1 --job-time exp:100ms --sweep-load 0.2:0.8:0.3
   --duration 1h --json)
-set_tests_properties(cli.sim_json_fields cli.size_json cli.sim_svg_and_csv cli.sim_sweep_svg
+add_test(NAME cli.sim_json_analytic COMMAND python3 -c "
+import json, subprocess, sys
+j = json.loads(subprocess.run(sys.argv[1:], check=True, capture_output=True, text=True).stdout)
+assert 'analytic' in j and len(j) == 12, sorted(j)
+a = j['analytic']
+assert a['model'] == 'M/M/c' and abs(a['latency_ms']['mean'] - 200) < 1e-9, a
+assert abs(a['latency_ms']['p99'] / a['latency_ms']['mean'] - 4.605) < 1e-3, a
+" ${bubble} sim --workers 1 --job-time exp:100ms --arrivals poisson:5/s --duration 10m --json
+  --analytic)
+set_tests_properties(cli.sim_json_fields cli.sim_json_analytic cli.size_json cli.sim_svg_and_csv cli.sim_sweep_svg
   PROPERTIES LABELS cli)
 
 # Bad usage: status 2, one line naming the option and the value (never CLI11's 104-109).
-cli_test(sim_bad_workers 2 "^bubble sim: --workers 0: expected an integer from 1 to 100000$"
+cli_test(sim_bad_workers 2 "^bubble sim: --workers 0: expected an integer from 1 to 10000$"
   ${bubble} sim --workers 0)
 cli_test(sim_negative_seed 2 "^bubble sim: --seed -1: expected" ${bubble} sim --seed -1)
 cli_test(sim_bad_rate 2 "^bubble sim: --arrivals poisson:1e400/s: expected"

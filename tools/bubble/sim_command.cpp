@@ -59,7 +59,7 @@ struct SimArgs {
 SimConfig to_config(const SimArgs& a) {
   SimConfig c;
   c.workers = static_cast<int>(
-      parse_option("--workers", a.workers, [](auto v) { return parse_integer(v, 1, 100'000); }));
+      parse_option("--workers", a.workers, [](auto v) { return parse_integer(v, 1, 10000); }));
   c.queue =
       parse_option("--queue", a.queue, [](auto v) { return parse_integer(v, 1, 1'000'000'000); });
   c.policy = parse_option("--policy", a.policy, parse_policy);

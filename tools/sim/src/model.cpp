@@ -52,8 +52,8 @@ namespace {
 }  // namespace
 
 void validate(const SimConfig& c) {
-  if (c.workers < 1 || c.workers > 100'000) {
-    invalid(fmt::format("workers must be from 1 to 100000, got {}", c.workers));
+  if (c.workers < 1 || c.workers > 10'000) {
+    invalid(fmt::format("workers must be from 1 to 10000, got {}", c.workers));
   }
   if (c.policy != QueuePolicy::unbounded && c.queue < 1) {
     invalid(fmt::format("queue must be >= 1, got {}", c.queue));

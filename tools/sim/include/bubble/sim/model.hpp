@@ -84,7 +84,7 @@ struct LoadSweep {
 // One simulated system. Streams: "main" (arrivals, spikes; priority 0), optionally "urgent"
 // (priority 1) and "batch" (priority 0); each is a tenant of its own under round_robin.
 struct SimConfig {
-  int workers = 4;
+  int workers = 4;            // 1 to 10,000 (each worker is a bubble thread with its own stack)
   std::ptrdiff_t queue = 64;  // capacity for block and reject
   QueuePolicy policy = QueuePolicy::unbounded;
   JobTime job_time{JobTimeKind::fixed, std::chrono::milliseconds{400}};
