@@ -11,7 +11,8 @@ namespace bubble::sim {
 
 namespace {
 
-// Draws the axes of the current panel: a box with major ticks only (no minor ticks, which PLplot writes as one SVG element each).
+// Draws the axes of the current panel: a box with major ticks only (no minor ticks, which
+// PLplot writes as one SVG element each).
 void frame(double x_max, double y_max) {
   pladv(0);
   plvsta();
@@ -77,7 +78,6 @@ void panel(const std::vector<double>& x, const std::vector<double>& y, PLINT col
 std::vector<double> as_doubles(const auto& v) {
   return std::vector<double>(v.begin(), v.end());
 }
-
 
 // Long series are drawn in buckets of `stride` seconds, so that a plot stays a few tens of KB:
 // the bucket's start time, and the largest (peak) or mean value of its seconds.
