@@ -9,5 +9,8 @@ namespace bubble::cli {
 void add_list_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_limiter_command(CLI::App& app, int& exit_code);
+// `bubble sim` and `bubble size` set exit_code 2 for bad usage.
+void add_sim_command(CLI::App& app, int& exit_code);
+void add_size_command(CLI::App& app, int& exit_code);
 
 }  // namespace bubble::cli

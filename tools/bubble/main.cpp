@@ -15,7 +15,20 @@ int main(int argc, char** argv) {
   bubble::cli::add_list_command(app, exit_code);
   bubble::cli::add_run_command(app, exit_code);
   bubble::cli::add_limiter_command(app, exit_code);
-  CLI11_PARSE(app, argc, argv);
+  bubble::cli::add_sim_command(app, exit_code);
+  bubble::cli::add_size_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // `bubble sim` and `bubble size` report every kind of bad usage in one line, with status 2.
+    for (const char* name : {"sim", "size"}) {
+      if (e.get_exit_code() != 0 && app.got_subcommand(name)) {
+        fmt::print(stderr, "bubble {}: {}\n", name, e.what());
+        return 2;
+      }
+    }
+    return app.exit(e);
+  }
   if (app.get_subcommands().empty()) {
     fmt::print("{}\n", app.help());
   }
