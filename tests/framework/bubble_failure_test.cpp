@@ -303,9 +303,9 @@ TEST(BubbleGuardDeathTest, WatchdogNamesAStuckThread) {
                "last scheduling point was yield at .*bubble_failure_test.cpp");
 }
 
-// Runs a bubble whose thread "stuck" spins without a scheduling point, under a 50 ms watchdog.
-void spin_in_a_bubble() {
-  bubble::run({.watchdog = std::chrono::milliseconds{50}}, [](Runtime& rt) {
+// Runs a bubble whose thread "stuck" spins without a scheduling point, under a `limit` watchdog.
+void spin_in_a_bubble(std::chrono::milliseconds limit) {
+  bubble::run({.watchdog = limit}, [](Runtime& rt) {
     rt.spawn("stuck", [&] {
         rt.yield();
         volatile bool forever = true;
@@ -322,26 +322,27 @@ TEST(BubbleGuardDeathTest, WatchdogWorksInAChildForkedAfterABubbleRan) {
   GTEST_FLAG_SET(death_test_style, "fast");
   // The parent's watchdog thread is running (it is started by the first run and never stops).
   bubble::run({.watchdog = std::chrono::milliseconds{50}}, [](Runtime& rt) { rt.yield(); });
-  EXPECT_DEATH(spin_in_a_bubble(),
+  EXPECT_DEATH(spin_in_a_bubble(std::chrono::milliseconds{50}),
                "watchdog: thread #2 \"stuck\" of bubble has run for more than 50 ms");
 }
 
 // The same from a child forked while the parent had a bubble registered with the watchdog on
 // another OS thread: that bubble's thread does not exist in the child, so the child's watchdog must
-// not blame it; it watches the child's own bubble.
+// not blame it; it watches the child's own bubble. The other bubble's limit is the shorter one,
+// so a child watchdog that still watched it would abort first, blaming its thread #1 "root".
 TEST(BubbleGuardDeathTest, ChildWatchdogIgnoresBubblesOfThreadsThatDidNotFork) {
   GTEST_FLAG_SET(death_test_style, "fast");
   bubble::Notification started;  // Of the system runtime: the parent's helper thread is running.
   std::atomic<bool> stop{false};
   std::thread other([&] {
-    bubble::run({.watchdog = std::chrono::milliseconds{50}}, [&](Runtime& rt) {
+    bubble::run({.watchdog = std::chrono::milliseconds{100}}, [&](Runtime& rt) {
       started.notify();
       while (!stop.load()) rt.yield();  // Scheduling points: never stuck in the parent.
     });
   });
   started.wait();
-  EXPECT_DEATH(spin_in_a_bubble(),
-               "watchdog: thread #2 \"stuck\" of bubble has run for more than 50 ms");
+  EXPECT_DEATH(spin_in_a_bubble(std::chrono::milliseconds{300}),
+               "watchdog: thread #2 \"stuck\" of bubble has run for more than 300 ms");
   stop.store(true);
   other.join();
 }

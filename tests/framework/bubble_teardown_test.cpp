@@ -173,13 +173,16 @@ void nested_joins(Runtime& rt, Probe& p) {
 }
 BUBBLE_TEARDOWN_TEST(NestedJoins, 3, "Thread::join", nested_joins)
 
-// The root waits on a WaitGroup whose worker is stuck on a Channel send nobody receives.
+// The root waits on a WaitGroup whose worker is stuck on a Channel send nobody receives. The
+// Thread object is declared before the objects its thread waits on, so unwinding the root first
+// would destroy them before ~Thread joins the worker: the worker must be unwound first.
 void root_in_wait_group(Runtime& rt, Probe& p) {
+  bubble::Thread sender;
   bubble::Channel<int> ch(0, rt);
   bubble::WaitGroup wg(rt);
   Lifetime life;
   wg.add(1);
-  bubble::Thread sender(rt, "sender", [&] {
+  sender = bubble::Thread(rt, "sender", [&] {
     Ends e{p};
     WaitsOn w(p, life);
     (void)ch.send(1);
