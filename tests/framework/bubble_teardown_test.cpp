@@ -239,7 +239,7 @@ BUBBLE_TEARDOWN_TEST(RootInChannelReceive, 3, "Channel::receive", root_in_channe
 
 // Threads that are runnable, not blocked, when another thread's exception fails the run go on
 // normally until they block, and are then unwound in the same order.
-TEST(BubbleTeardown, ExceptionFailureWithAComponentDestructorEndsCleanly) {
+TEST(BubbleTeardown, ThreadsRunnableWhenAnotherThrowsGoOnUntilTheyBlock) {
   Probe probe;
   int failures = 0;
   try {
