@@ -186,11 +186,12 @@ struct BThread : Ctx {
   std::function<void()> body;
   SourceLocation spawned_at;
   ThreadState state = ThreadState::runnable;
-  WaitInfo what;             // While blocked: what on. Otherwise: the last scheduling point.
-  Waiter* waiter = nullptr;  // The waiter it is parked on.
-  TimerId park_timer = 0;    // The timer of its park deadline, if any.
-  bool unwind = false;       // The run is being torn down: unwind this thread's stack.
-  bool in_join = false;      // Parked in join(): never unwound from there.
+  WaitInfo what;                // While blocked: what on. Otherwise: the last scheduling point.
+  Waiter* waiter = nullptr;     // The waiter it is parked on.
+  TimerId park_timer = 0;       // The timer of its park deadline, if any.
+  bool unwind = false;          // Torn down: its blocking calls throw Unwind.
+  bool unwind_resumed = false;  // The teardown woke it to unwind it (it does so once).
+  bool in_join = false;         // Parked in join(): never unwound from there.
   int unwinds_thrown = 0;
   bool has_handle = true;  // A ThreadHandle refers to this record.
   bool joined = false;
@@ -201,20 +202,27 @@ struct BThread : Ctx {
 };
 
 // A ring buffer of runnable threads; removal at any index (strategies pick from the middle).
+// A thread is in it at most once, so spawn reserves room for every live thread and pushing never
+// allocates: Runtime::unpark, which is noexcept, pushes.
 class RunQueue {
  public:
   bool empty() const noexcept { return size_ == 0; }
   std::size_t size() const noexcept { return size_; }
   BThread* operator[](std::size_t i) const noexcept { return buf_[(head_ + i) & mask_]; }
-  void push_back(BThread* t) {
+  // Makes room for `n` threads (may throw std::bad_alloc).
+  void reserve(std::size_t n) {
+    if (n > buf_.size()) [[unlikely]]
+      grow(n);
+  }
+  void push_back(BThread* t) noexcept {
     if (size_ == buf_.size()) [[unlikely]]
-      grow();
+      overflow();
     buf_[(head_ + size_) & mask_] = t;
     ++size_;
   }
-  void push_front(BThread* t) {
+  void push_front(BThread* t) noexcept {
     if (size_ == buf_.size()) [[unlikely]]
-      grow();
+      overflow();
     head_ = (head_ - 1) & mask_;
     buf_[head_] = t;
     ++size_;
@@ -237,12 +245,18 @@ class RunQueue {
   void clear() noexcept { size_ = head_ = 0; }
 
  private:
-  [[gnu::noinline]] void grow() {
-    std::vector<BThread*> bigger(buf_.empty() ? 16 : buf_.size() * 2);
+  [[gnu::noinline]] void grow(std::size_t n) {
+    std::size_t size = buf_.empty() ? 16 : buf_.size();
+    while (size < n) size *= 2;
+    std::vector<BThread*> bigger(size);
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
     buf_ = std::move(bigger);
     head_ = 0;
     mask_ = buf_.size() - 1;
+  }
+  [[noreturn, gnu::cold]] static void overflow() noexcept {
+    std::fprintf(stderr, "bubble: internal error: the run queue holds more threads than exist\n");
+    std::abort();
   }
   std::vector<BThread*> buf_;
   std::size_t head_ = 0;
@@ -314,8 +328,8 @@ struct TimerSlot {
   std::function<void()> callback;
 };
 
-// While a failed run is torn down, an Unwind that reaches a noexcept function (a destructor that
-// blocked while its thread was running normally) terminates the process: say why, and show the
+// While a failed run is torn down, an Unwind that reaches a noexcept function (a destructor blocked
+// on something no thread can signal any more) terminates the process: say why, and show the
 // failure that started the teardown, before the previous handler runs.
 thread_local const std::string* tl_teardown_message = nullptr;
 std::terminate_handler g_previous_terminate = nullptr;
@@ -325,7 +339,8 @@ std::terminate_handler g_previous_terminate = nullptr;
     std::fprintf(
         stderr,
         "bubble: std::terminate was called while unwinding the threads of a failed run "
-        "(bubble::Unwind probably reached a noexcept function: a destructor that blocked). "
+        "(bubble::Unwind probably reached a noexcept function: a destructor blocked on something "
+        "no thread can signal). "
         "The run had failed with:\n%s\n",
         tl_teardown_message->c_str());
     std::fflush(stderr);
@@ -336,8 +351,6 @@ std::terminate_handler g_previous_terminate = nullptr;
 
 // The bubble whose run() is on this OS thread's stack; nullptr elsewhere.
 thread_local Bubble* tl_bubble = nullptr;
-
-std::atomic<std::uint64_t> g_bubble_counter{0};
 
 class ThreadHandleImpl;
 
@@ -391,8 +404,13 @@ class Bubble final : public Runtime {
   [[gnu::noinline]] void unwind_now(BThread* t);
   [[noreturn]] void abandon_current();
   void teardown_guard();
+  bool resume_one_for_unwinding();
+  void unwind_everyone() noexcept;
   static constexpr int kMaxUnwinds = 1000;
   static constexpr std::uint64_t kMaxTeardownSteps = 10'000'000;
+  // Steps the teardown lets threads run without every one of them blocking before it unwinds
+  // them all (a livelock that outlived the failure).
+  static constexpr std::uint64_t kTeardownPatience = 100'000;
 
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
@@ -405,7 +423,7 @@ class Bubble final : public Runtime {
   void step_event(std::uint64_t s);
   void update_next_step_event();
   bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
-  void make_runnable(BThread* t);
+  void make_runnable(BThread* t) noexcept;
 
   // Timers.
   TimerId add_timer(TimePoint deadline, BThread* thread, std::function<void()> callback);
@@ -434,6 +452,13 @@ class Bubble final : public Runtime {
                                      std::string_view what, std::uint64_t object,
                                      SourceLocation where) {
     trace_->add(Trace::Event{now_ - start_, thread, kind, trace_->intern(what), object, where});
+    // Room for the wake-ups unpark records before the next event recorded here: at most one per
+    // blocked thread, since a thread is woken once per block and blocking records an event here.
+    trace_->reserve_spare(live_ + 1);
+  }
+  // unpark's event: noexcept, so it only uses the room trace_event reserved (no allocation).
+  [[gnu::noinline]] void trace_wake(const BThread* t) noexcept {
+    trace_->add(Trace::Event{now_ - start_, t->id, Trace::EventKind::wake, {}, current_id(), {}});
   }
   std::uint64_t current_id() const noexcept { return current_ != nullptr ? current_->id : 0; }
 
@@ -493,6 +518,8 @@ class Bubble final : public Runtime {
   std::exception_ptr failure_exception_;
   std::size_t abandoned_ = 0;
   std::uint64_t teardown_steps_ = 0;
+  std::uint64_t steps_since_resume_ = 0;  // Teardown steps since a thread was woken to unwind.
+  bool unwind_all_ = false;               // Every thread's blocking calls throw Unwind.
 
   std::shared_ptr<Trace> trace_;
   bool tracing_ = false;
@@ -534,7 +561,9 @@ Bubble::Bubble(const Options& options)
       start_(TimePoint{options.start.time_since_epoch()}),
       now_(start_),
       max_steps_(options.max_steps) {
-  name_ = options.name.empty() ? "bubble#" + std::to_string(++g_bubble_counter) : options.name;
+  // The default name is the same for every run: failure messages must not depend on how many
+  // bubbles the process ran before (a replay prints exactly what the original printed).
+  name_ = options.name.empty() ? std::string("bubble") : options.name;
   if (options.stack_size == 0) {
     throw std::invalid_argument("bubble::run: Options::stack_size must be > 0, got 0");
   }
@@ -666,9 +695,11 @@ void Bubble::scheduler_loop() {
     }
     if (live_ == 0) break;
     if (unwinding_) {
+      if (resume_one_for_unwinding()) continue;
       tl_teardown_message = nullptr;
-      // Threads blocked again while being unwound (in destructors) and nothing can wake them:
-      // abandon them (their stacks and what they own leak; the failure message says so).
+      // Threads blocked where they cannot be unwound (in join, or in a destructor run by an
+      // exception) and that nothing can wake: abandon them (their stacks and what they own leak;
+      // the failure message says so).
       for (BThread* t = live_head_; t != nullptr;) {
         BThread* next = t->next_live;
         // Leak the fiber: destroying it would throw into a frame that is already unwinding.
@@ -716,15 +747,50 @@ void Bubble::scheduler_loop() {
   }
 }
 
+// The teardown of a failed run (docs/ARCHITECTURE.md, "Teardown"). Threads go on running
+// normally — a wake-up is a wake-up, a join returns when its thread has exited — but time stops.
+// Whenever no thread can run, one blocked thread is woken to be unwound: its park throws Unwind.
+// Its unwinding may wake others normally (a worker's exit wakes the pool's shutdown), which then
+// run on until they block again.
 void Bubble::begin_unwind() {
   unwinding_ = true;
+  steps_since_resume_ = 0;
   tl_teardown_message = &failure_message_;
   std::terminate_handler previous = std::set_terminate(&teardown_terminate);
   if (previous != &teardown_terminate) g_previous_terminate = previous;
-  for (BThread* t = live_head_; t != nullptr; t = t->next_live) {
+}
+
+// Wakes the youngest blocked thread that can be unwound, so that its park throws Unwind; returns
+// false if there is none. The youngest first, because a thread's objects are usually created
+// before the threads that use them (a pool, a channel or a wait group before its workers): the
+// youngest thread is the one whose stack others are least likely to be parked on, and it unlinks
+// itself from what it waits on while that still exists. Never a thread parked in join (its target
+// is unwound first and its exit ends the join normally), nor one blocked in a destructor that an
+// exception is running (throwing there would terminate), nor one already woken to unwind.
+bool Bubble::resume_one_for_unwinding() {
+  for (BThread* t = live_tail_; t != nullptr; t = t->prev_live) {
+    if (t->state != ThreadState::blocked || t->in_join || t->unwind_resumed ||
+        t->eh.uncaught != 0) {
+      continue;
+    }
     t->unwind = true;
-    if (t->state == ThreadState::blocked) make_runnable(t);
+    t->unwind_resumed = true;
+    if (t->park_timer != 0) {
+      cancel_timer(t->park_timer);
+      t->park_timer = 0;
+    }
+    make_runnable(t);
+    steps_since_resume_ = 0;
+    return true;
   }
+  return false;
+}
+
+// The teardown has run for kTeardownPatience steps without every thread blocking (threads that
+// keep waking each other): every thread's next blocking call throws Unwind.
+void Bubble::unwind_everyone() noexcept {
+  unwind_all_ = true;
+  for (BThread* t = live_head_; t != nullptr; t = t->next_live) t->unwind = true;
 }
 
 // --- Switching ----------------------------------------------------------------------------
@@ -878,6 +944,7 @@ std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void
                                             SourceLocation where) {
   check_thread("spawn");
   if (!body) throw std::invalid_argument("bubble::Runtime::spawn: empty body for \"" + name + "\"");
+  queue_.reserve(live_ + 1);  // Pushing the new thread (unpark, noexcept) never allocates.
   auto* t = new BThread;
   t->bubble = this;
   t->id = ++thread_ids_;
@@ -885,7 +952,7 @@ std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void
   t->body = std::move(body);
   t->spawned_at = where;
   t->what = WaitInfo{"spawned", 0, where};
-  t->unwind = unwinding_;
+  t->unwind = unwind_all_;  // A thread spawned during the teardown runs normally, as the others.
   if (strategy_.kind() == Strategy::Kind::pct) {
     t->priority = static_cast<std::uint64_t>(strategy_.depth()) + (rng_.next() >> 2);
   }
@@ -1004,11 +1071,11 @@ void Bubble::unpark(Waiter& waiter) noexcept {
     t->park_timer = 0;
   }
   if (tracing_) [[unlikely]]
-    trace_event(Trace::EventKind::wake, t->id, {}, current_id(), {});
+    trace_wake(t);
   make_runnable(t);
 }
 
-void Bubble::make_runnable(BThread* t) {
+void Bubble::make_runnable(BThread* t) noexcept {
   t->state = ThreadState::runnable;
   queue_.push_back(t);
 }
@@ -1036,7 +1103,8 @@ void Bubble::join(BThread* t, SourceLocation where) {
   BThread* self = current_;
   self->in_join = true;
   try {
-    park(w, kNoDeadline, what);
+    // Only t's exit unparks w; the loop makes that a fact rather than an assumption.
+    while (t->state != ThreadState::exited) park(w, kNoDeadline, what);
   } catch (...) {
     self->in_join = false;
     if (w.queued) t->joiners.remove(w);
@@ -1147,12 +1215,16 @@ void Bubble::preempt(BThread* t, std::size_t i) {
 
 void Bubble::teardown_guard() {
   if (++teardown_steps_ > kMaxTeardownSteps) abandon_current();
+  if (++steps_since_resume_ == kTeardownPatience) unwind_everyone();
 }
 
 void Bubble::yield(SourceLocation where) {
   check_thread("yield");
   BThread* t = current_;
   if (t == nullptr) return;
+  // A thread that yields during the teardown is unwound: it would otherwise keep the teardown
+  // from ever finding every thread blocked (a spin loop outliving the failure).
+  if (unwinding_) t->unwind = true;
   maybe_unwind(t);
   const WaitInfo what{"yield", 0, where};
   step(&what);
@@ -1237,6 +1309,11 @@ TimerId Bubble::add_timer(TimePoint deadline, BThread* thread, std::function<voi
       throw std::length_error(
           "bubble::Runtime::schedule_at: more than 16777215 pending timers in " + name_);
     }
+    // free_slot() (called by cancel_timer and unpark, which are noexcept) must never allocate:
+    // keep room in the free list for every slot.
+    if (free_slots_.capacity() < slots_.size() + 1) {
+      free_slots_.reserve(std::max<std::size_t>(16, 2 * free_slots_.capacity()));
+    }
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
@@ -1250,6 +1327,7 @@ TimerId Bubble::add_timer(TimePoint deadline, BThread* thread, std::function<voi
   return e.key;
 }
 
+// Never allocates: add_timer keeps room in free_slots_ for every slot.
 void Bubble::free_slot(std::uint32_t slot) noexcept {
   TimerSlot& s = slots_[slot];
   s.active = false;

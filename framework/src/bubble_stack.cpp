@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <new>
+#include <utility>
 #include <vector>
 
 #if defined(__has_feature)
@@ -27,7 +28,8 @@ std::size_t page_size() noexcept {
 }
 
 // The free stacks of one size, cached per OS thread. A stack is identified by the lowest address
-// of its mapping (the guard page).
+// of its mapping (the guard page). `free` has room for kMaxPooled stacks from the start, so that
+// deallocate(), which is noexcept, never allocates.
 struct SizeClass {
   std::size_t usable = 0;
   std::vector<void*> free;
@@ -40,12 +42,20 @@ class Pool {
       for (void* base : c.free) ::munmap(base, c.usable + page_size());
     }
   }
+  // The class of `usable`-sized stacks, created (with its reserved free list) if needed.
   SizeClass& of(std::size_t usable) {
-    for (SizeClass& c : classes_) {
-      if (c.usable == usable) return c;
-    }
-    classes_.push_back(SizeClass{usable, {}});
+    if (SizeClass* c = find(usable)) return *c;
+    SizeClass c{usable, {}};
+    c.free.reserve(PooledStack::kMaxPooled);
+    classes_.push_back(std::move(c));
     return classes_.back();
+  }
+  // The existing class of `usable`-sized stacks, or nullptr. Never allocates.
+  SizeClass* find(std::size_t usable) noexcept {
+    for (SizeClass& c : classes_) {
+      if (c.usable == usable) return &c;
+    }
+    return nullptr;
   }
 
  private:
@@ -95,9 +105,11 @@ void PooledStack::deallocate(boost::context::stack_context& sctx) noexcept {
   // Frames that never returned (the fiber's entry) leave poisoned redzones behind.
   __asan_unpoison_memory_region(bottom, usable);
 #endif
-  SizeClass& c = tl_pool.of(usable);
-  if (c.free.size() < kMaxPooled) {
-    c.free.push_back(base);
+  // The class exists (allocate() created it on this OS thread, where the fibers of a run live)
+  // and its free list has room reserved: no allocation here.
+  SizeClass* c = tl_pool.find(usable);
+  if (c != nullptr && c->free.size() < kMaxPooled) {
+    c->free.push_back(base);
   } else {
     ::munmap(base, usable + page_size());
   }

@@ -24,6 +24,8 @@ class PooledStack {
 
   // Throws std::bad_alloc if the memory cannot be mapped.
   boost::context::stack_context allocate();
+  // Returns the stack to the pool of the calling OS thread, or unmaps it when the pool is full.
+  // Never allocates (the pool's room is reserved when its first stack is allocated).
   void deallocate(boost::context::stack_context& sctx) noexcept;
 
   // The usable size rounded up to whole pages, as allocate() will provide.

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include <pthread.h>
+
 namespace bubble::detail {
 namespace {
 
@@ -20,6 +22,12 @@ struct Watchdog {
   WatchdogEntry* head = nullptr;
   milliseconds tick{100};
   bool started = false;
+  Watchdog* before_fork = nullptr;  // The parent's watchdog, in a forked child (kept reachable).
+
+  void start() {
+    started = true;
+    std::thread([this] { loop(); }).detach();
+  }
 
   void loop() {
     std::unique_lock lock(mu);
@@ -54,9 +62,55 @@ struct Watchdog {
   }
 };
 
+// fork() copies the memory of the watchdog but not its thread (nor any thread but the one that
+// forked): without care, a child that runs a bubble (a GoogleTest death test in the default
+// "fast" style) would have no watchdog at all, since `started` says there is one. So around fork
+// the watchdog's mutex is held (the child's copy is consistent), and the child gets a new
+// watchdog, with its own thread, that watches only the bubbles of the thread that forked: the
+// others' OS threads do not exist in the child, so they would look stuck.
+Watchdog* g_watchdog = nullptr;
+
+void before_fork() noexcept {
+  g_watchdog->mu.lock();
+}
+
+void after_fork_in_parent() noexcept {
+  g_watchdog->mu.unlock();
+}
+
+void after_fork_in_child() noexcept {
+  Watchdog* old = g_watchdog;  // Its mutex stays locked: it is never used again.
+  auto* fresh = new Watchdog;
+  fresh->before_fork = old;
+  fresh->tick = old->tick;
+  const std::thread::id self = std::this_thread::get_id();
+  const auto now = steady_clock::now();
+  for (WatchdogEntry* e = old->head; e != nullptr;) {
+    WatchdogEntry* next = e->next;
+    if (e->owner == self) {
+      e->prev = nullptr;
+      e->next = fresh->head;
+      if (fresh->head != nullptr) fresh->head->prev = e;
+      fresh->head = e;
+      e->last_change = now;
+    } else {
+      e->prev = e->next = nullptr;  // Its bubble's OS thread is gone; unregister ignores it.
+      e->orphaned = true;
+    }
+    e = next;
+  }
+  g_watchdog = fresh;
+  if (fresh->head != nullptr) fresh->start();
+}
+
 Watchdog& watchdog() {
-  static Watchdog* w = new Watchdog;
-  return *w;
+  static const bool installed = [] {
+    g_watchdog = new Watchdog;
+    ::pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
+    return true;
+  }();
+  (void)installed;
+  return *g_watchdog;
 }
 
 }  // namespace
@@ -64,6 +118,8 @@ Watchdog& watchdog() {
 void watchdog_register(WatchdogEntry& e) {
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mu);
+  e.owner = std::this_thread::get_id();
+  e.orphaned = false;
   e.last_seen = e.progress->load(std::memory_order_relaxed);
   e.last_change = steady_clock::now();
   e.prev = nullptr;
@@ -75,8 +131,7 @@ void watchdog_register(WatchdogEntry& e) {
   const bool faster = wanted < w.tick;
   if (faster) w.tick = wanted;
   if (!w.started) {
-    w.started = true;
-    std::thread([&w] { w.loop(); }).detach();
+    w.start();
   } else if (faster) {
     w.cv.notify_one();
   }
@@ -85,6 +140,7 @@ void watchdog_register(WatchdogEntry& e) {
 void watchdog_unregister(WatchdogEntry& e) noexcept {
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mu);
+  if (e.orphaned) return;  // Dropped by a fork (not linked anywhere).
   if (e.prev != nullptr) {
     e.prev->next = e.next;
   } else {

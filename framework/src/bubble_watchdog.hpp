@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 namespace bubble::detail {
 
@@ -19,6 +20,8 @@ struct WatchdogEntry {
   const void* context = nullptr;
 
   // Owned by the watchdog (guarded by its mutex).
+  std::thread::id owner{};  // The OS thread that registered it (the one running the bubble).
+  bool orphaned = false;    // Dropped in a forked child whose bubble ran on another OS thread.
   WatchdogEntry* prev = nullptr;
   WatchdogEntry* next = nullptr;
   std::uint64_t last_seen = 0;
@@ -26,7 +29,9 @@ struct WatchdogEntry {
 };
 
 // Starts watching `e` (starting the shared watchdog thread on first use). Cheap: one mutex
-// lock, no system call once the thread runs.
+// lock, no system call once the thread runs. A process forked while the watchdog runs gets a
+// watchdog of its own in the child (pthread_atfork), watching the entries of the thread that
+// forked.
 void watchdog_register(WatchdogEntry& e);
 // Stops watching `e`; after it returns the watchdog no longer touches `e`.
 void watchdog_unregister(WatchdogEntry& e) noexcept;

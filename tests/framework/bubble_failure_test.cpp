@@ -2,11 +2,17 @@
 // the watchdog and foreign threads. Issue 4, points 7, 8 and 11.
 
 #include <bubble/bubble.hpp>
+#include <bubble/notification.hpp>
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -125,10 +131,12 @@ TEST(BubbleDeadlock, SwallowedUnwindIsRepeated) {
   EXPECT_TRUE(unwound);
 }
 
-// The documented limit of unwinding: a destructor that was already blocked (reached by a normal
-// return) when the teardown begins receives Unwind in a noexcept context; the process terminates,
-// but only after printing the failure report.
-TEST(BubbleDeadlockDeathTest, BlockedDestructorTerminatesAfterPrintingTheReport) {
+// The one case the teardown cannot unwind cleanly: a destructor, reached by a normal return, that
+// blocks on something no thread can ever signal (it is the last thread). It receives Unwind in a
+// noexcept context; the process terminates, but only after printing the failure report. (A
+// destructor that waits for other threads — ~Thread, ~Pool — is woken normally instead: see
+// bubble_teardown_test.cpp.)
+TEST(BubbleDeadlockDeathTest, DestructorBlockedOnWhatNoThreadCanSignalTerminatesAfterTheReport) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(bubble::run([](Runtime& rt) {
                  struct BlocksInDestructor {
@@ -291,8 +299,154 @@ TEST(BubbleGuardDeathTest, WatchdogNamesAStuckThread) {
                                }).reset();
                              rt.sleep_for(1s);
                            }),
-               "watchdog: thread #2 \"stuck\" of bubble#[0-9]+ has run for more than 50 ms.*"
+               "watchdog: thread #2 \"stuck\" of bubble has run for more than 50 ms.*"
                "last scheduling point was yield at .*bubble_failure_test.cpp");
+}
+
+// Runs a bubble whose thread "stuck" spins without a scheduling point, under a `limit` watchdog.
+void spin_in_a_bubble(std::chrono::milliseconds limit) {
+  bubble::run({.watchdog = limit}, [](Runtime& rt) {
+    rt.spawn("stuck", [&] {
+        rt.yield();
+        volatile bool forever = true;
+        while (forever) {
+        }
+      }).reset();
+    rt.sleep_for(1s);
+  });
+}
+
+// The watchdog thread of a process does not survive fork(): a child forked after a bubble ran
+// (GoogleTest's default "fast" death tests) gets a watchdog of its own when it runs a bubble.
+TEST(BubbleGuardDeathTest, WatchdogWorksInAChildForkedAfterABubbleRan) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  // The parent's watchdog thread is running (it is started by the first run and never stops).
+  bubble::run({.watchdog = std::chrono::milliseconds{50}}, [](Runtime& rt) { rt.yield(); });
+  EXPECT_DEATH(spin_in_a_bubble(std::chrono::milliseconds{50}),
+               "watchdog: thread #2 \"stuck\" of bubble has run for more than 50 ms");
+}
+
+// The same from a child forked while the parent had a bubble registered with the watchdog on
+// another OS thread: that bubble's thread does not exist in the child, so the child's watchdog must
+// not blame it; it watches the child's own bubble. The other bubble's limit is the shorter one,
+// so a child watchdog that still watched it would abort first, blaming its thread #1 "root".
+TEST(BubbleGuardDeathTest, ChildWatchdogIgnoresBubblesOfThreadsThatDidNotFork) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  bubble::Notification started;  // Of the system runtime: the parent's helper thread is running.
+  std::atomic<bool> stop{false};
+  std::thread other([&] {
+    bubble::run({.watchdog = std::chrono::milliseconds{100}}, [&](Runtime& rt) {
+      started.notify();
+      while (!stop.load()) rt.yield();  // Scheduling points: never stuck in the parent.
+    });
+  });
+  started.wait();
+  EXPECT_DEATH(spin_in_a_bubble(std::chrono::milliseconds{300}),
+               "watchdog: thread #2 \"stuck\" of bubble has run for more than 300 ms");
+  stop.store(true);
+  other.join();
+}
+
+// --- Failure messages are byte-identical --------------------------------------------------------
+
+// A program that deadlocks under most schedules: three threads, objects, locations.
+void deadlocking_program(Runtime& rt) {
+  const std::uint64_t id = rt.new_object_id();
+  rt.spawn("a", [&rt, id] {
+      rt.yield();
+      block_forever(rt, id);
+    }).reset();
+  rt.spawn("b", [&rt] {
+      rt.sleep_for(1s);
+      block_forever(rt, 99);
+    }).reset();
+  rt.yield();
+  block_forever(rt, id);
+}
+
+// A program whose failure is an exception whose text names the runtime (a misuse of
+// bubble::wait: two threads waiting at once).
+void misusing_program(Runtime& rt) {
+  rt.spawn("first", [] { bubble::wait(); }).reset();
+  rt.spawn("second", [] { bubble::wait(); }).reset();
+  rt.sleep_for(1s);
+}
+
+std::string failure_message(const bubble::Options& options, void (*program)(Runtime&)) {
+  try {
+    bubble::run(options, program);
+  } catch (const bubble::RunFailure& e) {
+    return e.what();
+  }
+  return "(no failure)";
+}
+
+// The strategy named by a failure's replay line.
+bubble::Strategy replay_strategy(const std::string& message) {
+  const std::string prefix = "replay: BUBBLE_STRATEGY=";
+  const std::size_t at = message.rfind('\n' + prefix);
+  if (at == std::string::npos) throw std::invalid_argument("no replay line in: " + message);
+  return bubble::Strategy::parse(message.substr(at + 1 + prefix.size()));
+}
+
+constexpr const char* kPrintFailuresVariable = "BUBBLE_TEST_PRINT_FAILURE_MESSAGES";
+
+std::string both_messages() {
+  return failure_message({.strategy = bubble::Strategy::random(5)}, deadlocking_program) +
+         "\n--\n" + failure_message({.strategy = bubble::Strategy::random(5)}, misusing_program);
+}
+
+// Runs this test in a fresh process, in which it prints both_messages() and returns.
+std::string both_messages_of_a_fresh_process() {
+  std::string self(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (n <= 0) return "readlink failed";
+  self.resize(static_cast<std::size_t>(n));
+  const ::testing::TestInfo& test = *::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string command = std::string("env ") + kPrintFailuresVariable + "=1 '" + self +
+                              "' --gtest_filter=" + test.test_suite_name() + "." + test.name();
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
+  ::pclose(pipe);
+  const std::size_t begin = out.find("BEGIN\n");
+  const std::size_t end = out.find("\nEND\n");
+  if (begin == std::string::npos || end == std::string::npos) return "bad child output: " + out;
+  return out.substr(begin + 6, end - begin - 6);
+}
+
+// The whole message of a failure is the same in every run of the same program and schedule: a
+// later run in the same process, a replay from the replay line, a replay of the recorded
+// schedule, and a fresh process (where the run is the first of the process). Nothing in it may
+// depend on how many bubbles ran before, pointers or real time.
+TEST(BubbleFailureMessage, IsByteIdenticalInReplaysAndInAFreshProcess) {
+  if (std::getenv(kPrintFailuresVariable) != nullptr) {
+    std::printf("BEGIN\n%s\nEND\n", both_messages().c_str());
+    return;
+  }
+  for (void (*program)(Runtime&) : {deadlocking_program, misusing_program}) {
+    const std::string first = failure_message({.strategy = bubble::Strategy::random(5)}, program);
+    ASSERT_NE(first, "(no failure)");
+    EXPECT_EQ(failure_message({.strategy = bubble::Strategy::random(5)}, program), first);
+    EXPECT_EQ(failure_message({.strategy = replay_strategy(first)}, program), first);
+  }
+  // A recorded schedule: the run that recorded it and its replay print the same message.
+  bubble::Schedule recorded;
+  std::string with_choices;
+  try {
+    bubble::run({.strategy = bubble::Strategy::choices({1, 1, 2})}, deadlocking_program);
+  } catch (const bubble::RunFailure& e) {
+    recorded = e.schedule();
+    with_choices = e.what();
+  }
+  ASSERT_FALSE(with_choices.empty());
+  EXPECT_EQ(failure_message({.replay = recorded}, deadlocking_program), with_choices);
+  EXPECT_EQ(failure_message({.strategy = replay_strategy(with_choices)}, deadlocking_program),
+            with_choices);
+  // A fresh process.
+  EXPECT_EQ(both_messages_of_a_fresh_process(), both_messages());
 }
 
 }  // namespace

@@ -43,7 +43,7 @@
 // blocked then are a deadlock ("root has returned but blocked threads remain").
 //
 // Failures. run() throws, after unwinding every thread that has not exited (its blocking call
-// throws bubble::Unwind, so its destructors run; see Unwind):
+// throws bubble::Unwind, so its destructors run; see Unwind for the order):
 //   - DeadlockError when no thread can run, no timer is pending and threads remain blocked;
 //   - RunFailure when a budget (max_steps, max_virtual_time) is exhausted;
 //   - when an exception escapes a bubble thread (the first one, if several do): an exception
@@ -55,12 +55,13 @@
 // Every RunFailure's message ends with one line that reproduces the run exactly:
 //   "replay: BUBBLE_STRATEGY=<strategy>[ <Options::replay_command>]".
 //
-// Guards. One process-wide watchdog thread (started on first use, shared by all runs) aborts the
-// process with a message naming the thread and its last scheduling point if a bubble thread runs
-// longer than Options::watchdog in real time without reaching a scheduling point (it is blocked on
-// a std::mutex, in real I/O or in an infinite loop). Calling a bubble's Runtime (and so any of its
-// primitives) from an OS thread that is not running that bubble throws std::logic_error naming
-// the runtime and the operation; for the noexcept operations (unpark, cancel_timer) it aborts.
+// Guards. One process-wide watchdog thread (started on first use, shared by all runs, restarted in
+// a child process after fork) aborts the process with a message naming the thread and its last
+// scheduling point if a bubble thread runs longer than Options::watchdog in real time without
+// reaching a scheduling point (it is blocked on a std::mutex, in real I/O or in an infinite loop).
+// Calling a bubble's Runtime (and so any of its primitives) from an OS thread that is not running
+// that bubble throws std::logic_error naming the runtime and the operation; for the noexcept
+// operations (unpark, cancel_timer) it aborts.
 namespace bubble {
 
 // Unwind is thrown by a bubble thread's blocking call (Runtime::park, and so every primitive's
@@ -70,12 +71,17 @@ namespace bubble {
 // is swallowed anyway, the thread's next blocking call throws it again (a thread that keeps
 // swallowing it is abandoned, and its stack leaks).
 //
-// It is never thrown by a plain scheduling point (they happen in destructors: Mutex::unlock),
-// never by ThreadHandle::join (which then waits for the joined thread to finish unwinding), and
-// never while another exception is in flight on the same thread: so destructors that run during
-// the unwinding may block as usual. Only a destructor that was already blocked when the teardown
-// began (for example ~Pool waiting for a worker, reached by a normal return) receives it, and the
-// process then terminates: the failure report is printed first.
+// The teardown throws it into one blocked thread at a time, and only when no thread can run:
+// until then the threads run normally (time stands still), and a wait that completes — a notify,
+// a join whose thread has exited — returns normally. The youngest blocked thread goes first, since
+// the objects threads wait on usually belong to older threads (a pool and its workers), so each
+// thread unlinks itself from what it waits on while that still exists. So a thread blocked in
+// join, ~Thread, Pool::shutdown or ~Pool sees the threads it waits for exit and returns normally.
+// Unwind is never thrown by a plain scheduling point (they happen in destructors: Mutex::unlock),
+// never by ThreadHandle::join (which waits for the joined thread to end), and never while another
+// exception is in flight on the same thread. One case is left: a destructor blocked on something
+// no thread will ever signal (nothing else can run) receives it in a noexcept context, and the
+// process terminates after printing the failure report.
 struct Unwind final {};
 
 // 2000-01-01T00:00:00Z, the default start of a bubble's clock (as in Go's synctest).
@@ -104,7 +110,8 @@ struct Options {
   // Usable stack size of each bubble thread (a guard page is added below it). Stacks are pooled:
   // memory grows with the number of threads alive at once and the pages they touch.
   std::size_t stack_size = 256 * 1024;
-  // A name for messages (Runtime::name()); default "bubble#<n>".
+  // A name for messages (Runtime::name()); default "bubble", the same for every run, so that a
+  // failure's message is byte-identical in its replays and in other processes.
   std::string name{};
   // Appended to the replay line of failures, e.g. "./pool_tests --gtest_filter=Pool.Drains".
   std::string replay_command{};

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,7 +63,15 @@ class Trace {
   std::string chrome_json() const;
 
   // --- Recording (used by the bubble) --------------------------------------------------------
+  // Appends `e`; never allocates while reserve_spare() left room.
   void add(const Event& e) { events_.push_back(e); }
+  // Makes room for `n` more events, so that the next `n` add() calls do not allocate (the bubble
+  // records wake-ups from Runtime::unpark, which is noexcept).
+  void reserve_spare(std::size_t n) {
+    if (events_.capacity() - events_.size() < n) {
+      events_.reserve(std::max(2 * events_.capacity(), events_.size() + n));
+    }
+  }
   void add_thread(std::uint64_t id, std::string name);
   // Keeps `text` alive as long as the trace and returns a view of it (for Event::what).
   std::string_view note(std::string text);

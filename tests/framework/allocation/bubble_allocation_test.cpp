@@ -1,0 +1,110 @@
+// The bubble's noexcept operations never allocate: Runtime::unpark (which makes a thread runnable,
+// cancels its park deadline and may record a trace event) and Runtime::cancel_timer. Their
+// memory is reserved beforehand (at spawn, when a timer slot is created, after each trace event);
+// if they allocated, an out-of-memory there would call std::terminate.
+//
+// A program of its own, because it replaces the global operator new to count allocations.
+
+#include <bubble/bubble.hpp>
+#include <bubble/notification.hpp>
+#include <bubble/thread.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace {
+thread_local bool tl_counting = false;
+thread_local std::size_t tl_allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (tl_counting) ++tl_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  return ::operator new(size);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+namespace {
+
+using namespace std::chrono_literals;
+using bubble::Runtime;
+
+// Counts the allocations `fn` makes on this OS thread.
+template <class F>
+std::size_t allocations_of(F&& fn) {
+  tl_allocations = 0;
+  tl_counting = true;
+  fn();
+  tl_counting = false;
+  return tl_allocations;
+}
+
+// Many threads blocked with a deadline (each park registers a timer) are woken at once:
+// unpark pushes each onto the run queue (which never held them all before), cancels its park
+// timer (freeing its slot) and, when tracing, records a wake event.
+void wake_many(bool trace) {
+  constexpr int kThreads = 300;
+  std::size_t during_unparks = ~std::size_t{0};
+  bubble::run({.trace = trace}, [&](Runtime& rt) {
+    std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
+    std::vector<std::unique_ptr<bubble::Waiter>> waiters;
+    int parked = 0;
+    for (int i = 0; i < kThreads; ++i) waiters.push_back(std::make_unique<bubble::Waiter>());
+    for (int i = 0; i < kThreads; ++i) {
+      threads.push_back(rt.spawn("t", [&rt, &parked, w = waiters[i].get()] {
+        rt.prepare(*w);
+        ++parked;
+        (void)rt.park(*w, rt.now() + 1h, {"test::wait", 0, {}});
+      }));
+      // One at a time: the run queue never holds them all before the unparks below.
+      while (parked < i + 1) rt.yield();
+    }
+    during_unparks = allocations_of([&] {
+      for (auto& w : waiters) rt.unpark(*w);
+    });
+    for (auto& t : threads) t->join();
+  });
+  EXPECT_EQ(during_unparks, 0u);
+}
+
+TEST(BubbleAllocation, UnparkNeverAllocates) {
+  wake_many(false);
+}
+
+TEST(BubbleAllocation, UnparkNeverAllocatesWhenTracing) {
+  wake_many(true);
+}
+
+// cancel_timer frees a slot (pushes it on the free list): reserved when the slot was created.
+TEST(BubbleAllocation, CancelTimerNeverAllocates) {
+  std::size_t during_cancels = ~std::size_t{0};
+  bubble::run([&](Runtime& rt) {
+    std::vector<bubble::TimerId> ids;
+    for (int i = 0; i < 1000; ++i) ids.push_back(rt.schedule_at(rt.now() + 1h, [] {}));
+    during_cancels = allocations_of([&] {
+      for (const bubble::TimerId id : ids) (void)rt.cancel_timer(id);
+    });
+  });
+  EXPECT_EQ(during_cancels, 0u);
+}
+
+}  // namespace
