@@ -14,6 +14,8 @@
 
 #include <rapidcheck.h>
 
+#include "limiter_properties.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -23,46 +25,6 @@ namespace bubble::scenarios {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Property: a RateLimiter(pool, n, interval) never admits more than n jobs in any refill interval
-// [start + k * interval, start + (k + 1) * interval), whatever the submitters do and whatever the
-// interleaving; and every admitted job runs exactly once.
-void rate_limiter_never_exceeds_n_per_interval(const Schedule& schedule) {
-  const int n = *rc::gen::inRange(1, 6);
-  const auto interval = std::chrono::milliseconds(*rc::gen::inRange(1, 200));
-  const auto gaps = *rc::gen::container<std::vector<std::vector<int>>>(
-      *rc::gen::inRange<std::size_t>(1, 4),
-      rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 300)));
-  testing::run_property({.strategy = schedule.to_strategy()}, [&](Runtime& rt) {
-    Pool pool(rt, {.workers = 2, .queue_capacity = 4096, .name = "pool"});
-    RateLimiter limiter(pool, n, interval);
-    const TimePoint start = rt.now();
-    std::vector<Duration> admitted;
-    int ran = 0;
-    {
-      std::vector<Thread> submitters;
-      for (std::size_t s = 0; s < gaps.size(); ++s) {
-        submitters.emplace_back(rt, "submitter", [&, s] {
-          for (const int gap_ms : gaps[s]) {
-            rt.sleep_for(std::chrono::milliseconds(gap_ms));
-            const std::error_code ec =
-                limiter.submit(Context::background(), [&](const Context&) { ++ran; });
-            RC_ASSERT(!ec);
-            admitted.push_back(rt.now() - start);
-          }
-        });
-      }
-    }
-    limiter.stop();
-    RC_ASSERT(!pool.shutdown(Context::background()));
-    std::map<std::int64_t, int> per_interval;
-    for (const Duration t : admitted) ++per_interval[t / interval];
-    for (const auto& [k, count] : per_interval) {
-      RC_ASSERT(count <= n);
-    }
-    RC_ASSERT(ran == static_cast<int>(admitted.size()));
-  });
-}
 
 // Property: a TicketBooth(window, n) never hands out two tickets less than window / n apart, and
 // after the taker has been idle it holds no saved-up tickets: a taker that comes back after a
@@ -120,8 +82,10 @@ void token_bucket_conforms(const Schedule& schedule) {
 SuiteResult run_limiter_suite(const SuiteOptions& options, std::ostream& log) {
   SuiteResult result;
   const std::string suite = "limiter";
-  check_property(suite, "rate limiter never admits more than n per interval", options, result, log,
-                 [](const Schedule& s) { rate_limiter_never_exceeds_n_per_interval(s); });
+  check_property(suite, "rate limiter admits at most n per window (backpressure, refunds)", options,
+                 result, log, [] { rate_limiter_at_most_n_per_window<RateLimiter>(); });
+  check_property(suite, "rate limiter admits exactly n per window while a submit waits", options,
+                 result, log, [] { rate_limiter_exactly_n_while_backlogged<RateLimiter>(); });
   check_property(suite, "ticket booth never issues two tickets within an interval", options, result,
                  log, [](const Schedule& s) { ticket_booth_spaces_tickets(s); });
   check_property(suite, "token bucket never exceeds burst + rate * t", options, result, log,
