@@ -37,4 +37,24 @@ void rate_limiter_exactly_n_while_backlogged() {
   check_rate_observations(w, obs, /*exact=*/true);
 }
 
+// Property: every decision of a TokenBucket — allow, reserve (with its delay), cancel, and wait
+// (with its return instant and error: exceeds_burst, would_exceed_deadline, cancelled while
+// waiting) — equals that of a pure model of golang.org/x/time/rate's Limiter, in both directions
+// (allow(n) succeeds exactly when the model has n tokens; reservation delays are Go's, truncated
+// to the nanosecond, at rates such as 3/s whose token period is not a whole number of
+// nanoseconds); and the tokens usable by any time t never exceed burst + rate * t.
+void token_bucket_agrees_with_go();
+
+// Property: a ConcurrencyLimiter with several takers (weights 1..limit, hold times, deadlines
+// while waiting) never has more than its limit in flight, and admits each taker at exactly the
+// instant a weighted FIFO semaphore without overtaking would (or lets it give up at its
+// deadline).
+void concurrency_limiter_is_a_weighted_fifo();
+
+// Property (model-based, rc::state commands): a RateLimiter feeding a pool, driven by the
+// commands submit, try_submit, advance time, cancel a waiting submit's context, shut the pool
+// down and stop the limiter, agrees after every command with a model of its tokens and of every
+// waiting submit's fate.
+void rate_limiter_matches_its_model();
+
 }  // namespace bubble::scenarios

@@ -1,0 +1,34 @@
+#pragma once
+
+// Small generators shared by the limiter suite's workloads. Private to the scenarios library.
+#include <rapidcheck.h>
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace bubble::scenarios {
+
+// A multiple of `step` ms in [0, max_ms]: a coarse grid of instants, so that calls, deadlines,
+// stops and interval boundaries often coincide.
+inline rc::Gen<int> grid_ms(int max_ms, int step) {
+  return rc::gen::map(rc::gen::inRange(0, max_ms / step + 1), [step](int k) { return k * step; });
+}
+
+// -1 (never) with probability 1 - percent / 100, otherwise a value of `gen`.
+inline rc::Gen<int> sometimes(int percent, rc::Gen<int> gen) {
+  return rc::gen::weightedOneOf<int>({{static_cast<std::size_t>(100 - percent), rc::gen::just(-1)},
+                                      {static_cast<std::size_t>(percent), std::move(gen)}});
+}
+
+// A non-empty list of up to `max` values of `gen` (at RapidCheck's largest size); shrinks by
+// removing any element.
+template <class T>
+rc::Gen<std::vector<T>> list_of(double max, rc::Gen<T> gen) {
+  // Scale the size for the length only: the elements are drawn at the original size.
+  const double factor = max / 100.0;
+  return rc::gen::scale(factor, rc::gen::nonEmpty(rc::gen::container<std::vector<T>>(
+                                    rc::gen::scale(1.0 / factor, std::move(gen)))));
+}
+
+}  // namespace bubble::scenarios
