@@ -16,6 +16,8 @@
 #include <system_error>
 #include <vector>
 
+#include "limiter_gen.hpp"
+
 namespace bubble::scenarios {
 
 // A booth of n tickets per window, taken by several takers: taker i sleeps pauses[i][j], then
@@ -59,6 +61,7 @@ template <class Booth>
 RunResult run_booth_workload(const BoothWorkload& w, Options options, BoothObservations& obs) {
   using std::chrono::milliseconds;
   options.strategy = w.schedule.to_strategy();
+  options.max_virtual_time = kCaseVirtualTime;
   obs = BoothObservations{};
   return testing::run_property(options, [&](Runtime& rt) {
     const TimePoint start = rt.now();

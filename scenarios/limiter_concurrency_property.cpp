@@ -157,53 +157,54 @@ void concurrency_limiter_is_a_weighted_fifo() {
   const ConcurrencyWorkload w = *concurrency_workload();
   const Schedule schedule = *bubble::gen::schedule();
   const std::vector<Outcome> want = model(w);
-  testing::run_property({.strategy = schedule.to_strategy()}, [&](Runtime& rt) {
-    using std::chrono::microseconds;
-    using std::chrono::milliseconds;
-    ConcurrencyLimiter limiter(rt, w.limit);
-    const TimePoint start = rt.now();
-    std::vector<Outcome> got(w.takers.size());
-    std::int64_t in_flight = 0;
-    std::int64_t most_in_flight = 0;
-    {
-      std::vector<Thread> threads;
-      for (std::size_t i = 0; i < w.takers.size(); ++i) {
-        threads.emplace_back(rt, "taker", [&, i] {
-          const Taker& t = w.takers[i];
-          rt.sleep_until(start + milliseconds(t.arrive_ms) + microseconds(i));
-          Context ctx = Context::background();
-          std::optional<std::pair<Context, CancelFunc>> deadline;
-          if (t.give_up_ms >= 0) {
-            deadline.emplace(Context::with_timeout(ctx, milliseconds(t.give_up_ms), rt));
-            ctx = deadline->first;
+  testing::run_property(
+      {.strategy = schedule.to_strategy(), .max_virtual_time = kCaseVirtualTime}, [&](Runtime& rt) {
+        using std::chrono::microseconds;
+        using std::chrono::milliseconds;
+        ConcurrencyLimiter limiter(rt, w.limit);
+        const TimePoint start = rt.now();
+        std::vector<Outcome> got(w.takers.size());
+        std::int64_t in_flight = 0;
+        std::int64_t most_in_flight = 0;
+        {
+          std::vector<Thread> threads;
+          for (std::size_t i = 0; i < w.takers.size(); ++i) {
+            threads.emplace_back(rt, "taker", [&, i] {
+              const Taker& t = w.takers[i];
+              rt.sleep_until(start + milliseconds(t.arrive_ms) + microseconds(i));
+              Context ctx = Context::background();
+              std::optional<std::pair<Context, CancelFunc>> deadline;
+              if (t.give_up_ms >= 0) {
+                deadline.emplace(Context::with_timeout(ctx, milliseconds(t.give_up_ms), rt));
+                ctx = deadline->first;
+              }
+              const std::error_code ec = limiter.acquire(ctx, t.weight);
+              got[i] = {!ec, rt.now() - start};
+              if (deadline) deadline->second();
+              if (ec) {
+                RC_ASSERT(ec == errc::deadline_exceeded);
+                return;
+              }
+              in_flight += t.weight;
+              most_in_flight = std::max(most_in_flight, in_flight);
+              rt.sleep_for(milliseconds(t.hold_ms));
+              in_flight -= t.weight;
+              limiter.release(t.weight);
+            });
           }
-          const std::error_code ec = limiter.acquire(ctx, t.weight);
-          got[i] = {!ec, rt.now() - start};
-          if (deadline) deadline->second();
-          if (ec) {
-            RC_ASSERT(ec == errc::deadline_exceeded);
-            return;
+        }
+        if (most_in_flight > w.limit) {
+          RC_FAIL(std::to_string(most_in_flight) + " units in flight at once, limit " +
+                  std::to_string(w.limit));
+        }
+        for (std::size_t i = 0; i < w.takers.size(); ++i) {
+          if (!(got[i] == want[i])) {
+            RC_FAIL("taker " + std::to_string(i) + " was " + text(got[i]) +
+                    "; a weighted FIFO semaphore: " + text(want[i]));
           }
-          in_flight += t.weight;
-          most_in_flight = std::max(most_in_flight, in_flight);
-          rt.sleep_for(milliseconds(t.hold_ms));
-          in_flight -= t.weight;
-          limiter.release(t.weight);
-        });
-      }
-    }
-    if (most_in_flight > w.limit) {
-      RC_FAIL(std::to_string(most_in_flight) + " units in flight at once, limit " +
-              std::to_string(w.limit));
-    }
-    for (std::size_t i = 0; i < w.takers.size(); ++i) {
-      if (!(got[i] == want[i])) {
-        RC_FAIL("taker " + std::to_string(i) + " was " + text(got[i]) +
-                "; a weighted FIFO semaphore: " + text(want[i]));
-      }
-    }
-    RC_ASSERT(limiter.in_flight() == 0);
-  });
+        }
+        RC_ASSERT(limiter.in_flight() == 0);
+      });
 }
 
 }  // namespace bubble::scenarios

@@ -3,11 +3,17 @@
 // Small generators shared by the limiter suite's workloads. Private to the scenarios library.
 #include <rapidcheck.h>
 
+#include <chrono>
 #include <cstddef>
 #include <utility>
 #include <vector>
 
 namespace bubble::scenarios {
+
+// The virtual-time budget of one case: every workload ends within a few seconds of virtual time,
+// so a run still going after a minute is stuck (a submit that is never woken while another
+// limiter's ticker keeps time moving) and fails at once instead of burning the step budget.
+inline constexpr std::chrono::seconds kCaseVirtualTime{60};
 
 // A multiple of `step` ms in [0, max_ms]: a coarse grid of instants, so that calls, deadlines,
 // stops and interval boundaries often coincide.

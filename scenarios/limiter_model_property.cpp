@@ -92,6 +92,16 @@ struct LimiterSut {
 
 using Command = rc::state::Command<LimiterModel, LimiterSut>;
 
+// The limiter the commands drive: n per interval.
+struct ModelLimiter {
+  int n = 1;
+  int interval_ms = 10;
+};
+
+void showValue(const ModelLimiter& l, std::ostream& os) {
+  os << "RateLimiter{n=" << l.n << ", interval=" << l.interval_ms << "ms}";
+}
+
 std::string result_text(const std::optional<std::error_code>& r) {
   if (!r) return "still waiting";
   return *r ? r->message() : std::string("accepted");
@@ -233,9 +243,12 @@ struct Stop : Command {
 }  // namespace
 
 void rate_limiter_matches_its_model() {
-  const int n = *rc::gen::inRange(1, 4);
-  const int interval_ms = *rc::gen::element(10, 20, 25);
-  testing::run_property({}, [&](Runtime& rt) {
+  const ModelLimiter params = *rc::gen::build<ModelLimiter>(
+      rc::gen::set(&ModelLimiter::n, rc::gen::inRange(1, 4)),
+      rc::gen::set(&ModelLimiter::interval_ms, rc::gen::element(10, 20, 25)));
+  const int n = params.n;
+  const int interval_ms = params.interval_ms;
+  testing::run_property({.max_virtual_time = kCaseVirtualTime}, [&](Runtime& rt) {
     PoolOptions options;
     options.workers = 1;
     options.queue_capacity = 1024;
