@@ -61,6 +61,7 @@ template <class Booth>
 RunResult run_booth_workload(const BoothWorkload& w, Options options, BoothObservations& obs) {
   using std::chrono::milliseconds;
   options.strategy = w.schedule.to_strategy();
+  options.max_steps = kCaseSteps;
   options.max_virtual_time = kCaseVirtualTime;
   obs = BoothObservations{};
   return testing::run_property(options, [&](Runtime& rt) {

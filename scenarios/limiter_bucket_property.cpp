@@ -115,8 +115,10 @@ struct BucketWorkload {
   std::vector<BucketOp> ops;
 };
 
+// Whole milliseconds as "150ms", anything finer exactly, as "142857142ns".
 std::string ns_text(std::int64_t ns) {
-  return format_duration(Duration(ns));
+  if (ns % 1'000'000 == 0) return format_duration(Duration(ns));
+  return std::to_string(ns) + "ns";
 }
 
 void showValue(const BucketOp& op, std::ostream& os) {
@@ -194,138 +196,139 @@ std::string mismatch(std::size_t i, const BucketOp& op, std::int64_t t, const st
 void token_bucket_agrees_with_go() {
   const BucketWorkload w = *bucket_workload();
   const Schedule schedule = *bubble::gen::schedule();
-  testing::run_property({.strategy = schedule.to_strategy()}, [&](Runtime& rt) {
-    TokenBucket bucket(rt, w.rate, w.burst);
-    GoLimiterModel model(w.rate, w.burst);
-    const TimePoint start = rt.now();
-    auto now_ns = [&] { return (rt.now() - start).count(); };
-    std::vector<TokenBucket::Reservation> reservations;
-    std::vector<GoLimiterModel::Reservation> modelled;
-    std::vector<bool> cancelled;
-    std::multimap<std::int64_t, int> grants;  // when usable -> tokens (cancelled ones removed)
-    std::map<std::size_t, std::multimap<std::int64_t, int>::iterator> grant_of;
-    for (std::size_t i = 0; i < w.ops.size(); ++i) {
-      const BucketOp& op = w.ops[i];
-      rt.sleep_for(Duration(op.gap_ns));
-      const std::int64_t t = now_ns();
-      switch (op.kind) {
-        case BucketOp::allow: {
-          const bool want = model.reserve(t, op.n, 0).ok;
-          const bool got = bucket.allow(op.n);
-          if (got != want) {
-            RC_FAIL(mismatch(i, op, t, got ? "allowed" : "refused",
-                             want ? "allows (it has the tokens)" : "refuses"));
-          }
-          if (got) grants.emplace(t, op.n);
-          break;
-        }
-        case BucketOp::reserve: {
-          const auto want = model.reserve(t, op.n, std::numeric_limits<std::int64_t>::max());
-          TokenBucket::Reservation got = bucket.reserve(op.n);
-          const std::int64_t got_delay = got.ok() ? got.delay().count() : -1;
-          const std::int64_t want_delay = want.ok ? want.time_to_act - t : -1;
-          if (got.ok() != want.ok || got_delay != want_delay) {
-            RC_FAIL(mismatch(i, op, t,
-                             got.ok() ? "granted with delay " + ns_text(got_delay) : "refused",
-                             want.ok ? "grants with delay " + ns_text(want_delay) : "refuses"));
-          }
-          if (got.ok()) grant_of[reservations.size()] = grants.emplace(want.time_to_act, op.n);
-          reservations.push_back(std::move(got));
-          modelled.push_back(want);
-          cancelled.push_back(false);
-          break;
-        }
-        case BucketOp::cancel: {
-          if (reservations.empty()) break;
-          const std::size_t r = static_cast<std::size_t>(op.target) % reservations.size();
-          if (!cancelled[r]) model.cancel(modelled[r], t);
-          reservations[r].cancel();
-          // A reservation still in the future gives its tokens back (as far as it can): it no
-          // longer counts as a grant. One already due keeps counting.
-          if (!cancelled[r] && modelled[r].ok && modelled[r].time_to_act >= t &&
-              grant_of.count(r)) {
-            grants.erase(grant_of[r]);
-          }
-          cancelled[r] = true;
-          break;
-        }
-        case BucketOp::wait: {
-          // WaitN: the burst check, then the deadline check, then the wait.
-          std::error_code want_ec;
-          std::int64_t want_return = t;
-          std::optional<GoLimiterModel::Reservation> held;
-          if (op.n > w.burst) {
-            want_ec = errc::exceeds_burst;
-          } else {
-            const std::int64_t max_wait =
-                op.limit_ns < 0 ? std::numeric_limits<std::int64_t>::max() : op.limit_ns;
-            if (op.cancel_ns == 0) {
-              want_ec = errc::canceled;  // the context is done before the call
-            } else {
-              const auto r = model.reserve(t, op.n, max_wait);
-              if (!r.ok) {
-                want_ec = errc::would_exceed_deadline;
-              } else if (op.cancel_ns > 0 && op.cancel_ns < r.time_to_act - t) {
-                want_ec = errc::canceled;  // the tokens win a tie
-                want_return = t + op.cancel_ns;
-                model.cancel(r, want_return);
-              } else {
-                want_return = r.time_to_act;
-                held = r;
+  testing::run_property(
+      {.strategy = schedule.to_strategy(), .max_steps = kCaseSteps}, [&](Runtime& rt) {
+        TokenBucket bucket(rt, w.rate, w.burst);
+        GoLimiterModel model(w.rate, w.burst);
+        const TimePoint start = rt.now();
+        auto now_ns = [&] { return (rt.now() - start).count(); };
+        std::vector<TokenBucket::Reservation> reservations;
+        std::vector<GoLimiterModel::Reservation> modelled;
+        std::vector<bool> cancelled;
+        std::multimap<std::int64_t, int> grants;  // when usable -> tokens (cancelled ones removed)
+        std::map<std::size_t, std::multimap<std::int64_t, int>::iterator> grant_of;
+        for (std::size_t i = 0; i < w.ops.size(); ++i) {
+          const BucketOp& op = w.ops[i];
+          rt.sleep_for(Duration(op.gap_ns));
+          const std::int64_t t = now_ns();
+          switch (op.kind) {
+            case BucketOp::allow: {
+              const bool want = model.reserve(t, op.n, 0).ok;
+              const bool got = bucket.allow(op.n);
+              if (got != want) {
+                RC_FAIL(mismatch(i, op, t, got ? "allowed" : "refused",
+                                 want ? "allows (it has the tokens)" : "refuses"));
               }
+              if (got) grants.emplace(t, op.n);
+              break;
             }
-          }
-          Context ctx = Context::background();
-          std::optional<std::pair<Context, CancelFunc>> timeout;
-          std::optional<std::pair<Context, CancelFunc>> cancellable;
-          if (op.limit_ns >= 0) {
-            timeout.emplace(Context::with_timeout(ctx, Duration(op.limit_ns), rt));
-            ctx = timeout->first;
-          }
-          std::optional<Thread> canceller;
-          if (op.cancel_ns >= 0) {
-            cancellable.emplace(Context::with_cancel(ctx));
-            ctx = cancellable->first;
-            if (op.cancel_ns == 0) {
-              cancellable->second();
-            } else {
-              canceller.emplace(rt, "canceller", [&rt, &cancellable, d = op.cancel_ns] {
-                rt.sleep_for(Duration(d));
+            case BucketOp::reserve: {
+              const auto want = model.reserve(t, op.n, std::numeric_limits<std::int64_t>::max());
+              TokenBucket::Reservation got = bucket.reserve(op.n);
+              const std::int64_t got_delay = got.ok() ? got.delay().count() : -1;
+              const std::int64_t want_delay = want.ok ? want.time_to_act - t : -1;
+              if (got.ok() != want.ok || got_delay != want_delay) {
+                RC_FAIL(mismatch(i, op, t,
+                                 got.ok() ? "granted with delay " + ns_text(got_delay) : "refused",
+                                 want.ok ? "grants with delay " + ns_text(want_delay) : "refuses"));
+              }
+              if (got.ok()) grant_of[reservations.size()] = grants.emplace(want.time_to_act, op.n);
+              reservations.push_back(std::move(got));
+              modelled.push_back(want);
+              cancelled.push_back(false);
+              break;
+            }
+            case BucketOp::cancel: {
+              if (reservations.empty()) break;
+              const std::size_t r = static_cast<std::size_t>(op.target) % reservations.size();
+              if (!cancelled[r]) model.cancel(modelled[r], t);
+              reservations[r].cancel();
+              // A reservation still in the future gives its tokens back (as far as it can): it no
+              // longer counts as a grant. One already due keeps counting.
+              if (!cancelled[r] && modelled[r].ok && modelled[r].time_to_act >= t &&
+                  grant_of.count(r)) {
+                grants.erase(grant_of[r]);
+              }
+              cancelled[r] = true;
+              break;
+            }
+            case BucketOp::wait: {
+              // WaitN: the burst check, then the deadline check, then the wait.
+              std::error_code want_ec;
+              std::int64_t want_return = t;
+              std::optional<GoLimiterModel::Reservation> held;
+              if (op.n > w.burst) {
+                want_ec = errc::exceeds_burst;
+              } else {
+                const std::int64_t max_wait =
+                    op.limit_ns < 0 ? std::numeric_limits<std::int64_t>::max() : op.limit_ns;
+                if (op.cancel_ns == 0) {
+                  want_ec = errc::canceled;  // the context is done before the call
+                } else {
+                  const auto r = model.reserve(t, op.n, max_wait);
+                  if (!r.ok) {
+                    want_ec = errc::would_exceed_deadline;
+                  } else if (op.cancel_ns > 0 && op.cancel_ns < r.time_to_act - t) {
+                    want_ec = errc::canceled;  // the tokens win a tie
+                    want_return = t + op.cancel_ns;
+                    model.cancel(r, want_return);
+                  } else {
+                    want_return = r.time_to_act;
+                    held = r;
+                  }
+                }
+              }
+              Context ctx = Context::background();
+              std::optional<std::pair<Context, CancelFunc>> timeout;
+              std::optional<std::pair<Context, CancelFunc>> cancellable;
+              if (op.limit_ns >= 0) {
+                timeout.emplace(Context::with_timeout(ctx, Duration(op.limit_ns), rt));
+                ctx = timeout->first;
+              }
+              std::optional<Thread> canceller;
+              if (op.cancel_ns >= 0) {
+                cancellable.emplace(Context::with_cancel(ctx));
+                ctx = cancellable->first;
+                if (op.cancel_ns == 0) {
+                  cancellable->second();
+                } else {
+                  canceller.emplace(rt, "canceller", [&rt, &cancellable, d = op.cancel_ns] {
+                    rt.sleep_for(Duration(d));
+                    cancellable->second();
+                  });
+                }
+              }
+              const std::error_code got_ec = bucket.wait(ctx, op.n);
+              const std::int64_t got_return = now_ns();
+              if (got_ec != want_ec || got_return != want_return) {
+                RC_FAIL(mismatch(i, op, t,
+                                 "returned " + (got_ec ? got_ec.message() : std::string("ok")) +
+                                     " at " + ns_text(got_return),
+                                 "returns " + (want_ec ? want_ec.message() : std::string("ok")) +
+                                     " at " + ns_text(want_return)));
+              }
+              if (held) grants.emplace(held->time_to_act, op.n);
+              if (canceller) {
                 cancellable->second();
-              });
+                canceller->join();
+              }
+              if (timeout) timeout->second();
+              break;
             }
           }
-          const std::error_code got_ec = bucket.wait(ctx, op.n);
-          const std::int64_t got_return = now_ns();
-          if (got_ec != want_ec || got_return != want_return) {
-            RC_FAIL(mismatch(i, op, t,
-                             "returned " + (got_ec ? got_ec.message() : std::string("ok")) +
-                                 " at " + ns_text(got_return),
-                             "returns " + (want_ec ? want_ec.message() : std::string("ok")) +
-                                 " at " + ns_text(want_return)));
-          }
-          if (held) grants.emplace(held->time_to_act, op.n);
-          if (canceller) {
-            cancellable->second();
-            canceller->join();
-          }
-          if (timeout) timeout->second();
-          break;
         }
-      }
-    }
-    // The conformance bound, independent of the model: the tokens usable by time t never exceed
-    // burst + rate * t (the bucket starts full).
-    double used = 0;
-    for (const auto& [when, tokens] : grants) {
-      used += tokens;
-      const double bound = w.burst + w.rate * (double(when) / 1e9);
-      if (used > bound + 1e-6) {
-        RC_FAIL("the bucket granted " + std::to_string(used) + " tokens usable by " +
-                ns_text(when) + ", more than burst + rate * t = " + std::to_string(bound));
-      }
-    }
-  });
+        // The conformance bound, independent of the model: the tokens usable by time t never exceed
+        // burst + rate * t (the bucket starts full).
+        double used = 0;
+        for (const auto& [when, tokens] : grants) {
+          used += tokens;
+          const double bound = w.burst + w.rate * (double(when) / 1e9);
+          if (used > bound + 1e-6) {
+            RC_FAIL("the bucket granted " + std::to_string(used) + " tokens usable by " +
+                    ns_text(when) + ", more than burst + rate * t = " + std::to_string(bound));
+          }
+        }
+      });
 }
 
 }  // namespace bubble::scenarios

@@ -158,7 +158,10 @@ void concurrency_limiter_is_a_weighted_fifo() {
   const Schedule schedule = *bubble::gen::schedule();
   const std::vector<Outcome> want = model(w);
   testing::run_property(
-      {.strategy = schedule.to_strategy(), .max_virtual_time = kCaseVirtualTime}, [&](Runtime& rt) {
+      {.strategy = schedule.to_strategy(),
+       .max_steps = kCaseSteps,
+       .max_virtual_time = kCaseVirtualTime},
+      [&](Runtime& rt) {
         using std::chrono::microseconds;
         using std::chrono::milliseconds;
         ConcurrencyLimiter limiter(rt, w.limit);

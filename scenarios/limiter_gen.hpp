@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,10 @@ namespace bubble::scenarios {
 // so a run still going after a minute is stuck (a submit that is never woken while another
 // limiter's ticker keeps time moving) and fails at once instead of burning the step budget.
 inline constexpr std::chrono::seconds kCaseVirtualTime{60};
+// The step budget of one case, for the same reason: a case takes well under 100 000 scheduling
+// steps, so a thread that spins without letting time move (a wait that returns at once, forever)
+// fails after a million instead of the default hundred million.
+inline constexpr std::uint64_t kCaseSteps = 1'000'000;
 
 // A multiple of `step` ms in [0, max_ms]: a coarse grid of instants, so that calls, deadlines,
 // stops and interval boundaries often coincide.

@@ -248,29 +248,30 @@ void rate_limiter_matches_its_model() {
       rc::gen::set(&ModelLimiter::interval_ms, rc::gen::element(10, 20, 25)));
   const int n = params.n;
   const int interval_ms = params.interval_ms;
-  testing::run_property({.max_virtual_time = kCaseVirtualTime}, [&](Runtime& rt) {
-    PoolOptions options;
-    options.workers = 1;
-    options.queue_capacity = 1024;
-    Pool pool(rt, options);
-    RateLimiter limiter(pool, n, milliseconds(interval_ms));
-    LimiterSut sut{rt, pool, limiter, rt.now(), {}, 0};
-    LimiterModel initial;
-    initial.n = n;
-    initial.interval_ms = interval_ms;
-    initial.tokens = n;
-    rc::state::check(initial, sut,
-                     rc::state::gen::execOneOfWithArgs<Submit, Submit, TrySubmit, Advance, Advance,
-                                                       Cancel, Shutdown, Stop>());
-    limiter.stop();
-    (void)pool.shutdown(Context::background());
-    for (auto& slot : sut.submits) {
-      if (slot->thread) slot->thread->join();
-    }
-    int accepted = 0;
-    for (auto& slot : sut.submits) accepted += (slot->result && !*slot->result) ? 1 : 0;
-    RC_ASSERT(sut.ran == accepted);
-  });
+  testing::run_property(
+      {.max_steps = kCaseSteps, .max_virtual_time = kCaseVirtualTime}, [&](Runtime& rt) {
+        PoolOptions options;
+        options.workers = 1;
+        options.queue_capacity = 1024;
+        Pool pool(rt, options);
+        RateLimiter limiter(pool, n, milliseconds(interval_ms));
+        LimiterSut sut{rt, pool, limiter, rt.now(), {}, 0};
+        LimiterModel initial;
+        initial.n = n;
+        initial.interval_ms = interval_ms;
+        initial.tokens = n;
+        rc::state::check(initial, sut,
+                         rc::state::gen::execOneOfWithArgs<Submit, Submit, TrySubmit, Advance,
+                                                           Advance, Cancel, Shutdown, Stop>());
+        limiter.stop();
+        (void)pool.shutdown(Context::background());
+        for (auto& slot : sut.submits) {
+          if (slot->thread) slot->thread->join();
+        }
+        int accepted = 0;
+        for (auto& slot : sut.submits) accepted += (slot->result && !*slot->result) ? 1 : 0;
+        RC_ASSERT(sut.ran == accepted);
+      });
 }
 
 }  // namespace bubble::scenarios

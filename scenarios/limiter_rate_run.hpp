@@ -38,6 +38,7 @@ template <class Limiter>
 RunResult run_rate_workload(const RateWorkload& w, Options options, RateObservations& obs) {
   using std::chrono::milliseconds;
   options.strategy = w.schedule.to_strategy();
+  options.max_steps = kCaseSteps;
   options.max_virtual_time = kCaseVirtualTime;
   obs = RateObservations{};
   return testing::run_property(options, [&](Runtime& rt) {
