@@ -19,13 +19,15 @@ namespace {
 using namespace std::chrono_literals;
 
 // A submit spends interval 0's token, waits for room in a full pool across the boundary at 10 ms,
-// and is refused (tenant_limit) at 12 ms, after interval 1's token was spent by another submit.
-// Refunding the old token into interval 1 would let a third job in at 13 ms: two admissions in
+// and is refused (tenant_limit) at 13 ms, after interval 1's token was spent by another submit.
+// Refunding the old token into interval 1 would let a third job in at 14 ms: two admissions in
 // [10ms, 20ms) from a limiter of 1 per 10 ms. The refund is dropped instead.
 //
-// The pool: 2 workers, 2 queue slots, at most 1 queued and 1 running job per tenant. Worker 1
-// runs x's blocker until 12 ms, worker 2 runs a's blocker until the end, so the jobs of x and v
-// fill the queue until 12 ms and a's queued job cannot start.
+// The pool: 2 workers, 2 queue slots, at most 1 queued and 1 running job per tenant. Worker 2
+// runs a's blocker until the end, so a's queued job never starts. Worker 1 runs x's blocker until
+// 12 ms, then the jobs of x and v (each until 13 ms) one after the other: room appears once at
+// 12 ms and once at 13 ms, so every hand-off below happens at its own instant and the test holds
+// under every schedule.
 BUBBLE_TEST(RateLimiterRefund, ARefundAfterTheNextTopUpIsDropped) {
   Runtime& rt = current_runtime();
   PoolOptions options;
@@ -51,18 +53,17 @@ BUBBLE_TEST(RateLimiterRefund, ARefundAfterTheNextTopUpIsDropped) {
     opts.tenant = tenant;
     return opts;
   };
+  auto until_13ms = [&] { rt.sleep_until(start + 13ms); };
   ASSERT_FALSE(pool.try_submit(
       Context::background(), [&] { release_x.wait(); }, on("x")));
   ASSERT_FALSE(pool.try_submit(
       Context::background(), [&] { release_a.wait(); }, on("a")));
   bubble::wait();  // both workers busy
-  ASSERT_FALSE(pool.try_submit(
-      Context::background(), [] {}, on("x")));
-  ASSERT_FALSE(pool.try_submit(
-      Context::background(), [] {}, on("v")));  // the queue is full
+  ASSERT_FALSE(pool.try_submit(Context::background(), until_13ms, on("x")));
+  ASSERT_FALSE(pool.try_submit(Context::background(), until_13ms, on("v")));  // the queue is full
 
   std::error_code d_result, s1_result, t2_result, t3_result;
-  Duration s1_returned{}, t2_returned{}, t3_returned{};
+  Duration d_returned{}, s1_returned{}, t2_returned{}, t3_returned{};
   bool s1_ran = false;
   // d (tenant a, straight to the pool) waits for room first; s1 (tenant a) spends interval 0's
   // token and waits behind it.
@@ -70,6 +71,7 @@ BUBBLE_TEST(RateLimiterRefund, ARefundAfterTheNextTopUpIsDropped) {
     rt.sleep_until(start + 1ms);
     d_result = pool.submit(
         Context::background(), [] {}, on("a"));
+    d_returned = rt.now() - start;
   });
   Thread s1(rt, "s1", [&] {
     rt.sleep_until(start + 2ms);
@@ -84,15 +86,15 @@ BUBBLE_TEST(RateLimiterRefund, ARefundAfterTheNextTopUpIsDropped) {
         Context::background(), [] {}, on("y"));
     t2_returned = rt.now() - start;
   });
-  // At 12 ms the queue drains: d's job takes the first free slot (tenant a is now at its cap),
-  // s1 is refused with tenant_limit, t2 gets the next slot.
+  // 12 ms: room for d (tenant a is now at its queued cap). 13 ms: room for s1, which is refused
+  // with tenant_limit and passes the room on to t2.
   Thread x(rt, "x", [&] {
     rt.sleep_until(start + 12ms);
     release_x.notify();
   });
-  // t3 at 13 ms, still in interval 1, whose token t2 holds: refused.
+  // t3 at 14 ms, still in interval 1, whose token t2 holds: refused.
   Thread t3(rt, "t3", [&] {
-    rt.sleep_until(start + 13ms);
+    rt.sleep_until(start + 14ms);
     t3_result = limiter.try_submit([] {}, on("z"));
     t3_returned = rt.now() - start;
   });
@@ -102,15 +104,17 @@ BUBBLE_TEST(RateLimiterRefund, ARefundAfterTheNextTopUpIsDropped) {
   x.join();
   t3.join();
   EXPECT_FALSE(d_result);
+  EXPECT_EQ(d_returned, 12ms);
   EXPECT_EQ(s1_result, errc::tenant_limit);
-  EXPECT_EQ(s1_returned, 12ms);
+  EXPECT_EQ(s1_returned, 13ms);
   EXPECT_FALSE(t2_result);
-  EXPECT_EQ(t2_returned, 12ms);
+  EXPECT_EQ(t2_returned, 13ms);
   EXPECT_EQ(t3_result, errc::rate_limited)
       << "a second admission in [10ms, 20ms) at " << format_duration(t3_returned);
-  EXPECT_EQ(t3_returned, 13ms);
+  EXPECT_EQ(t3_returned, 14ms);
   EXPECT_EQ(limiter.available(), 0);
   rt.sleep_until(start + 20ms);
+  bubble::wait();  // the refill thread has run (try_submit's fast path does not top up)
   EXPECT_FALSE(limiter.try_submit([] {}, on("z")));  // interval 2 has its own token
   release_a.notify();
   EXPECT_FALSE(pool.shutdown());
