@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iostream>
 #include <string>
 
 namespace bubble::scenarios {
@@ -26,6 +27,9 @@ TEST_P(LimiterExhibitTest, PropertyFindsItShrinksItAndReplaysItIdentically) {
                             << " cases from seed " << seed << "\n"
                             << hunt.report;
     EXPECT_LE(hunt.cases_to_failure, c.max_cases);
+    std::cout << to_string(c.exhibit) << ", seed " << seed << ": found after "
+              << hunt.cases_to_failure << " cases; shrunk from size " << hunt.first_size << " to "
+              << hunt.shrunk_size << ":\n  " << hunt.shrunk_counterexample << "\n";
     // The report is RapidCheck's, with the shrunk counterexample printed with names and units.
     EXPECT_NE(hunt.report.find("Falsifiable after"), std::string::npos) << hunt.report;
     EXPECT_NE(hunt.report.find("ms"), std::string::npos) << hunt.report;
