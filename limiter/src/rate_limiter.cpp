@@ -70,6 +70,7 @@ void RateLimiter::top_up_if_due_locked() {
 std::error_code RateLimiter::submit(const Context& ctx, Job job, JobOptions opts,
                                     SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({"RateLimiter::submit", id_, where});
+  std::int64_t issued = 0;  // The interval whose token this call spends.
   {
     std::unique_lock<Mutex> lock(mu_);
     for (;;) {
@@ -85,9 +86,10 @@ std::error_code RateLimiter::submit(const Context& ctx, Job job, JobOptions opts
       (void)cv_.wait(lock, ctx, where);
     }
     set_tokens_locked(tokens_locked() - 1);
+    issued = topped_up_interval_;
   }
   const std::error_code ec = pool_->submit(ctx, std::move(job), std::move(opts), where);
-  if (pool_rejected(ec)) refund(where);
+  if (pool_rejected(ec)) refund(issued, where);
   return ec;
 }
 
@@ -97,21 +99,29 @@ std::error_code RateLimiter::try_submit(Job job, JobOptions opts, SourceLocation
   const std::uint32_t state = state_.load(std::memory_order_acquire);
   if ((state & kStopped) != 0) return errc::limiter_stopped;
   if (state == 0) return errc::rate_limited;
+  std::int64_t issued = 0;  // The interval whose token this call spends.
   {
     std::lock_guard<Mutex> lock(mu_);
     if (stopped_locked()) return errc::limiter_stopped;
     top_up_if_due_locked();
     if (tokens_locked() == 0) return errc::rate_limited;
     set_tokens_locked(tokens_locked() - 1);
+    issued = topped_up_interval_;
   }
   const std::error_code ec =
       pool_->try_submit(Context::background(), std::move(job), std::move(opts), where);
-  if (pool_rejected(ec)) refund(where);
+  if (pool_rejected(ec)) refund(issued, where);
   return ec;
 }
 
-void RateLimiter::refund(SourceLocation where) {
+void RateLimiter::refund(std::int64_t issued, SourceLocation where) {
   std::lock_guard<Mutex> lock(mu_);
+  // A boundary may have passed without a top-up yet: do it first, so that the check below sees
+  // the interval the clock is in.
+  top_up_if_due_locked();
+  // The token belongs to interval `issued`; once a later interval's top-up has happened, that
+  // interval's n tokens are all it may admit, so the old token is dropped.
+  if (topped_up_interval_ != issued) return;
   if (tokens_locked() < n_) set_tokens_locked(tokens_locked() + 1);
   cv_.notify_one(where);
 }

@@ -93,6 +93,21 @@ TEST(TokenBucketCore, Every) {
   }
 }
 
+// A request for zero tokens is allowed while the bucket holds zero or more tokens, and refused
+// while a reservation has put it in debt, as upstream's AllowN(t, 0).
+TEST(TokenBucketCore, AllowZeroIsRefusedWhileTheBucketIsInDebt) {
+  TokenBucketCore lim(10, 1);
+  const TimePoint t = TimePoint(Duration(1'000'000'000));
+  EXPECT_TRUE(lim.allow_at(t, 0));
+  EXPECT_TRUE(lim.allow_at(t, 1));
+  EXPECT_TRUE(lim.allow_at(t, 0));  // exactly 0 tokens: no wait
+  const TokenReservation r = lim.reserve_at(t, 1);
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.delay_from(t), std::chrono::milliseconds(100));
+  EXPECT_FALSE(lim.allow_at(t, 0));  // -1 token: a zero request would have to wait 100 ms
+  EXPECT_TRUE(lim.allow_at(t + std::chrono::milliseconds(100), 0));
+}
+
 TEST(TokenBucketCore, Burst1) {
   TokenBucketCore lim(10, 1);
   run(lim, {

@@ -34,10 +34,14 @@ namespace bubble {
 // the start of each interval; for strict spacing use a smaller n over a shorter interval (1 per
 // 100 ms rather than 10 per second), or a TicketBooth.
 //
-// Pool rejections. If the pool refuses the job with errc::full (try_submit), errc::closed
-// (either) or errc::tenant_limit, the token is returned to the bucket (never above n). A submit
-// whose context ends while the pool makes it wait for room keeps its token spent (the caller gave
-// up; the pool did not reject the job).
+// Pool rejections and the refund rule. If the pool refuses the job with errc::full (try_submit),
+// errc::closed (either) or errc::tenant_limit, the token is given back to the interval that
+// issued it, and only to that one: if the refusal comes while that interval still runs, the
+// token returns to the bucket (never above n) and may be spent again in the same interval; if a
+// later interval has begun (a submit that waited for room in a full pool across a boundary), the
+// token is dropped, because the new interval's top-up already gave it its n tokens. So no refund
+// ever lets an interval admit more than n jobs. A submit whose context ends while the pool makes
+// it wait for room keeps its token spent (the caller gave up; the pool did not reject the job).
 //
 // Stopping. stop() stops the refill thread. Afterwards both submit calls return
 // errc::limiter_stopped, including a submit that was waiting for a token. Stop a limiter you no
@@ -63,7 +67,8 @@ class RateLimiter {
   // - errc::limiter_stopped if the limiter is stopped, or is stopped while this call waits for a
   //   token (nothing is spent; the job is not submitted);
   // - ctx.err() if ctx is already done, or ends while waiting for a token (nothing is spent);
-  // - the pool's error otherwise (errc::closed, errc::tenant_limit: the token is returned;
+  // - the pool's error otherwise (errc::closed, errc::tenant_limit: the token is refunded under
+  //   the refund rule;
   //   ctx.err() while waiting for room in the pool: the token stays spent).
   // A job that is not accepted is destroyed before the call returns and never runs. Blocks while
   // the bucket is empty, and while the pool's queue is full (backpressure).
@@ -73,7 +78,8 @@ class RateLimiter {
   // Like submit, but never waits for a token: returns errc::rate_limited at once if the bucket is
   // empty, and submits with pool.try_submit(Context::background(), job, opts), which never waits
   // for room either. Returns {}, errc::limiter_stopped, errc::rate_limited, or the pool's error
-  // (errc::full, errc::closed, errc::tenant_limit: the token is returned). A job that is not
+  // (errc::full, errc::closed, errc::tenant_limit: the token is refunded under the refund rule,
+  // which credits it unless an interval boundary passed during the call). A job that is not
   // accepted is destroyed before the call returns and never runs. Never blocks: a refusal by the
   // limiter (stopped, or no token) takes no lock, only one atomic load; so at the very instant of
   // an interval boundary, before the refill thread has run, it may still refuse (it never admits
@@ -95,8 +101,9 @@ class RateLimiter {
   Duration interval() const noexcept { return interval_; }
 
  private:
-  // Gives a token back after the pool refused a job (never above n).
-  void refund(SourceLocation where);
+  // Gives back a token of interval `issued` after the pool refused its job: to the bucket (never
+  // above n) if that interval is still the current one, otherwise nowhere (the refund rule).
+  void refund(std::int64_t issued, SourceLocation where);
   // Tops the bucket up to n and wakes the waiting submits if an interval boundary has passed
   // since the last top-up. Called with mu_ held.
   void top_up_if_due_locked();

@@ -45,7 +45,8 @@ class TokenBucket {
   TokenBucket& operator=(const TokenBucket&) = delete;
 
   // Takes n tokens if all are available now and returns true; returns false and takes nothing
-  // otherwise (also when n > burst). n == 0 is always allowed. Never blocks beyond the internal
+  // otherwise (also when n > burst). n == 0 is allowed unless reservations have put the bucket
+  // in debt (fewer than 0 tokens), as upstream. Never blocks beyond the internal
   // lock. Throws std::invalid_argument if n < 0.
   [[nodiscard]] bool allow(int n = 1, SourceLocation where = SourceLocation::current());
   // allow(n) at time t.

@@ -95,7 +95,8 @@ class TokenBucketCore {
   double tokens_at(TimePoint t) const noexcept { return advance(t); }
 
   // Takes n tokens at time t if all of them are available now, and reports whether it did.
-  // n == 0 is always allowed. Throws std::invalid_argument if n < 0.
+  // n == 0 is allowed unless reservations have put the bucket in debt (fewer than 0 tokens), as
+  // upstream. Throws std::invalid_argument if n < 0.
   bool allow_at(TimePoint t, int n = 1) { return reserve_at(t, n, Duration::zero()).ok; }
 
   // Reserves n tokens at time t. The reservation is granted (ok) if n <= burst (or the rate is
