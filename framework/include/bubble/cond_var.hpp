@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/mutex.hpp>
@@ -33,7 +34,9 @@ namespace bubble {
 //
 // Thread safety: all members may be called concurrently. notify_one and notify_all may be called
 // with or without the mutex held. Every wait requires `lock` to own a Mutex of the same runtime;
-// otherwise it throws std::logic_error. Destroying a CondVar while threads wait on it is
+// otherwise it throws std::logic_error. Lifetime: a CondVar may be destroyed as soon as a wait on
+// it has returned and no thread waits on it, even while the notify that woke the waiter is still
+// returning, as std::condition_variable allows; destroying it while threads wait on it is
 // undefined behaviour.
 class CondVar {
  public:
@@ -106,6 +109,8 @@ class CondVar {
                 const char* kind, SourceLocation where);
 
   Runtime* rt_;
+  const Runtime*
+      binding_;  // detail::binding_of(*rt_): what blocking calls check the caller against.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   detail::WaitQueue queue_;

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
@@ -21,11 +22,14 @@ namespace bubble {
 // Everything a thread did before notify() happens-before the return of any wait that sees the
 // notification, and before has_been_notified() returns true.
 //
-// Thread safety: all members may be called concurrently. Destroying a Notification while threads
-// wait on it is undefined behaviour (destroying it right after a wait returned is fine).
+// Thread safety: all members may be called concurrently. Lifetime: a Notification may be
+// destroyed as soon as a wait on it has returned (or has_been_notified() has returned true), even
+// while the notify() that woke the waiter is still returning, as absl::Notification allows;
+// destroying it while threads wait on it is undefined behaviour.
 class Notification {
  public:
   explicit Notification(Runtime& rt = current_runtime()) noexcept;
+  ~Notification();
   Notification(const Notification&) = delete;
   Notification& operator=(const Notification&) = delete;
 
@@ -66,6 +70,8 @@ class Notification {
                  SourceLocation where) const;
 
   Runtime* rt_;
+  const Runtime*
+      binding_;  // detail::binding_of(*rt_): what blocking calls check the caller against.
   std::uint64_t id_;
   std::atomic<bool> notified_{false};
   mutable detail::SpinLock spin_;

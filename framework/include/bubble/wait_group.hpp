@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
@@ -18,8 +19,10 @@ namespace bubble {
 // the return of a wait() that it released. Unlike a Latch, a WaitGroup can be reused: once the
 // counter is back to zero, add() may start a new round.
 //
-// Thread safety: all members may be called concurrently. Destroying a WaitGroup while threads
-// wait on it is undefined behaviour.
+// Thread safety: all members may be called concurrently. Lifetime: a WaitGroup may be destroyed
+// as soon as a wait on it has returned and no thread waits on it, even while the done() that
+// woke the waiter is still returning; destroying it while threads wait on it is undefined
+// behaviour.
 class WaitGroup {
  public:
   explicit WaitGroup(Runtime& rt = current_runtime()) noexcept;
@@ -50,6 +53,8 @@ class WaitGroup {
   void add_impl(std::int64_t delta, const char* kind, SourceLocation where);
 
   Runtime* rt_;
+  const Runtime*
+      binding_;  // detail::binding_of(*rt_): what blocking calls check the caller against.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   std::int64_t count_ = 0;

@@ -33,30 +33,47 @@ namespace {
 
 constexpr int kIterations = 100'000;
 
+// A polling loop's pause: spins briefly, then gives the processor away (on a loaded machine a
+// yield alone may cost a whole time slice per iteration).
+void relax(int& spins) {
+  if (++spins < 100) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } else {
+    std::this_thread::yield();
+  }
+}
+
+template <class Pred>
+void poll_until(Pred pred) {
+  for (int spins = 0; !pred(); relax(spins)) {
+  }
+}
+
 // Runs kIterations hand-overs of a fresh `P` from a waker thread to this (waiting) thread.
 // make() allocates the object; arm(p) runs on the waker before the hand-over; ready(p) is polled
 // by the waker after it, before wake(p) (so a waiter that must be blocked is blocked);
 // wait(p) runs on the waiter, which then deletes p. Returns how many waits returned.
 template <class P, class Make, class Arm, class Ready, class Wake, class Wait>
-int destroy_after_wake(Make make, Arm arm, Ready ready, Wake wake, Wait wait) {
+int destroy_after_wake(Make make, Arm arm, Ready ready, Wake wake, Wait wait,
+                       int iterations = kIterations) {
   std::atomic<P*> slot{nullptr};
   std::thread waker([&] {
-    for (int i = 0; i < kIterations; ++i) {
+    for (int i = 0; i < iterations; ++i) {
       P* p = make();
       arm(*p);
       // The previous object has been taken (the waiter may still be waiting on it).
-      while (slot.load(std::memory_order_acquire) != nullptr) std::this_thread::yield();
+      poll_until([&] { return slot.load(std::memory_order_acquire) == nullptr; });
       slot.store(p, std::memory_order_release);
-      while (!ready(*p)) std::this_thread::yield();
+      poll_until([&] { return ready(*p); });
       wake(*p);  // The waiter may destroy *p while this call is still running.
     }
   });
   int returned = 0;
-  for (int i = 0; i < kIterations; ++i) {
-    P* p;
-    while ((p = slot.exchange(nullptr, std::memory_order_acq_rel)) == nullptr) {
-      std::this_thread::yield();
-    }
+  for (int i = 0; i < iterations; ++i) {
+    P* p = nullptr;
+    poll_until([&] { return (p = slot.exchange(nullptr, std::memory_order_acq_rel)) != nullptr; });
     wait(*p);
     delete p;
     ++returned;
@@ -207,7 +224,10 @@ TEST(DestroyAfterWake, ChannelReceiveWokenByClose) {
 // waiter and before its unpark. The wait must then stay parked until that unpark arrives (the
 // Waiter lives on the waiter's stack). The timeouts are a few microseconds, to make the race
 // frequent; nothing asserts on time. A waiter that timed out waits again without a deadline
-// before it destroys the object, because the waker is sure to call it.
+// before it destroys the object, because the waker is sure to call it. Fewer iterations: a timed
+// park costs a kernel timer (about a millisecond per iteration under ThreadSanitizer).
+constexpr int kTimedIterations = 10'000;
+
 std::chrono::microseconds short_timeout(int i) {
   return std::chrono::microseconds(i % 8);
 }
@@ -221,8 +241,9 @@ TEST(DestroyAfterWake, SemaphoreTimedWaitRacingTheRelease) {
                                               if (!s.try_acquire_for(short_timeout(++i)))
                                                 s.acquire();
                                               EXPECT_EQ(s.available(), 0);
-                                            });
-  EXPECT_EQ(returned, kIterations);
+                                            },
+                                            kTimedIterations);
+  EXPECT_EQ(returned, kTimedIterations);
 }
 
 TEST(DestroyAfterWake, NotificationTimedWaitRacingTheNotify) {
@@ -232,8 +253,9 @@ TEST(DestroyAfterWake, NotificationTimedWaitRacingTheNotify) {
       [](bubble::Notification& n) { n.notify(); },
       [&i](bubble::Notification& n) {
         if (!n.wait_for(short_timeout(++i))) n.wait();
-      });
-  EXPECT_EQ(returned, kIterations);
+      },
+      kTimedIterations);
+  EXPECT_EQ(returned, kTimedIterations);
 }
 
 }  // namespace
