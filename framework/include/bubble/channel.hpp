@@ -357,7 +357,7 @@ class Channel {
   // never be contended, and skipping it saves an atomic exchange per critical section.
   class Lock {
    public:
-    explicit Lock(const Channel& c) noexcept : lock_(c.binding_ != nullptr ? nullptr : &c.lock_) {
+    explicit Lock(const Channel& c) noexcept : lock_(c.binding_ != 0 ? nullptr : &c.lock_) {
       if (lock_ != nullptr) lock_->lock();
     }
     Lock(const Lock&) = delete;
@@ -424,7 +424,7 @@ class Channel {
   Runtime* const rt_;
   // detail::binding_of(*rt_): what operations check the caller against, and what Lock tests
   // instead of rt_->controlled(), so that no check dereferences a runtime that may have ended.
-  const Runtime* const binding_;
+  const std::uint64_t binding_;
   const std::uint64_t id_;
   const std::size_t capacity_;
   mutable detail::SpinLock lock_;

@@ -18,6 +18,11 @@ namespace bubble {
 // a thread did before its count_down happens-before the return of any wait that sees zero.
 // Unlike std::latch, misuse is checked: counting below zero throws instead of being undefined.
 //
+// Runtime check: wait and arrive_and_wait throw std::logic_error at once, changing nothing, unless
+// the calling thread runs on the Latch's runtime (a Latch of the system runtime used by a bubble
+// thread, or a bubble's Latch used by another thread); the message names the Latch
+// ("bubble::Latch #4"), its runtime and the caller's runtime.
+//
 // Thread safety: all members may be called concurrently. Lifetime: a Latch may be destroyed as
 // soon as a wait on it has returned and no thread waits on it, even while the count_down that
 // woke the waiter is still returning, as std::latch allows; destroying it while threads wait on
@@ -56,8 +61,7 @@ class Latch {
   void wait_impl(const char* kind, SourceLocation where) const;
 
   Runtime* rt_;
-  const Runtime*
-      binding_;  // detail::binding_of(*rt_): what blocking calls check the caller against.
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   std::ptrdiff_t count_;

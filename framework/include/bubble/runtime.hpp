@@ -174,6 +174,11 @@ class Runtime {
   // primitives' fast paths pay one predictable branch and no virtual call on the system runtime.
   bool controlled() const noexcept { return controlled_; }
 
+  // Identifies this runtime among every runtime the process has created: never 0, never reused
+  // (unlike its address, which a later runtime may get). The primitives record it to check that
+  // their callers run on their runtime without dereferencing one that may have ended.
+  std::uint64_t serial() const noexcept { return serial_; }
+
   // --- Conveniences built on the kernel ----------------------------------------------------
 
   // Blocks the calling thread until now() >= deadline. In a bubble this takes no real time.
@@ -194,6 +199,7 @@ class Runtime {
 
  private:
   const bool controlled_;
+  const std::uint64_t serial_;
   // Links of the registry of live runtimes (guarded by the registry's lock, in runtime.cpp).
   Runtime* live_prev_ = nullptr;
   Runtime* live_next_ = nullptr;

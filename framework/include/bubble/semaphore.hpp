@@ -22,6 +22,12 @@ namespace bubble {
 // longest-waiting threads, so a newcomer (acquire or try_acquire) never takes a permit ahead of a
 // thread that is already waiting.
 //
+// Runtime check: acquire, try_acquire_until and try_acquire_for throw std::logic_error at once,
+// changing nothing, unless the calling thread runs on the Semaphore's runtime (a Semaphore of the
+// system runtime used by a bubble thread, or a bubble's Semaphore used by another thread); the
+// message names the Semaphore
+// ("bubble::Semaphore #4"), its runtime and the caller's runtime.
+//
 // Thread safety: all members may be called concurrently. A permit is not owned by a thread: any
 // thread may release. Lifetime: a Semaphore may be destroyed as soon as a wait on it has returned
 // and no thread waits on it, even while the release that woke the waiter is still returning;
@@ -75,8 +81,7 @@ class Semaphore {
   int acquire_impl(TimePoint deadline, const Context* ctx, const char* kind, SourceLocation where);
 
   Runtime* rt_;
-  const Runtime*
-      binding_;  // detail::binding_of(*rt_): what blocking calls check the caller against.
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   std::ptrdiff_t count_;  // Invariant: count_ == 0 whenever queue_ is not empty.

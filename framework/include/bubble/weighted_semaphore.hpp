@@ -29,6 +29,12 @@ namespace bubble {
 // satisfied: Go blocks until the context ends) and a negative weight throw
 // std::invalid_argument; releasing more than is in use throws std::logic_error (Go panics).
 //
+// Runtime check: acquire throws std::logic_error at once, changing nothing, unless the
+// calling thread runs on the WeightedSemaphore's runtime (a WeightedSemaphore of the system runtime
+// used by a bubble thread, or a bubble's WeightedSemaphore used by another thread); the message
+// names the WeightedSemaphore
+// ("bubble::WeightedSemaphore #4"), its runtime and the caller's runtime.
+//
 // Thread safety: all members may be called concurrently. Units are not owned by a thread: any
 // thread may release. Lifetime: a WeightedSemaphore may be destroyed as soon as a wait on it has
 // returned and no thread waits on it, even while the release that woke the waiter is still
@@ -83,8 +89,7 @@ class WeightedSemaphore {
   void give_back(std::int64_t n) noexcept;
 
   Runtime* rt_;
-  const Runtime*
-      binding_;  // detail::binding_of(*rt_): what blocking calls check the caller against.
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   const std::int64_t size_;
   mutable detail::SpinLock spin_;
