@@ -191,9 +191,12 @@ TEST(DestroyAfterWake, Mutex) {
   EXPECT_EQ(returned, kIterations);
 }
 
+// The waker's send or receive must complete without waiting (a waker still waiting in it would
+// make the destruction undefined behaviour): it acts once the waiter is queued.
 TEST(DestroyAfterWake, ChannelReceiveWokenBySend) {
   using Chan = bubble::Channel<int>;
-  const int returned = destroy_after_wake<Chan>([] { return new Chan(0); }, kNoArm, kAlwaysReady,
+  const int returned = destroy_after_wake<Chan>([] { return new Chan(0); }, kNoArm,
+                                                [](Chan& c) { return c.waiting_receivers() == 1; },
                                                 [](Chan& c) { EXPECT_FALSE(c.send(7)); },
                                                 [](Chan& c) {
                                                   const bubble::Result<int> r = c.receive();
