@@ -17,7 +17,8 @@ constexpr int kEnded = 3;  // The context ended.
 
 }  // namespace
 
-CondVar::CondVar(Runtime& rt) noexcept : rt_(&rt), id_(rt.new_object_id()) {}
+CondVar::CondVar(Runtime& rt) noexcept
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
 
 TimePoint CondVar::deadline_after(Duration timeout) const noexcept {
   return detail::deadline_after(*rt_, timeout);
@@ -25,17 +26,15 @@ TimePoint CondVar::deadline_after(Duration timeout) const noexcept {
 
 int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const Context* ctx,
                        const char* kind, SourceLocation where) {
+  detail::check_caller(binding_, rt_, "CondVar", id_, kind);
   if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
   Mutex* const mutex = lock.mutex();
   if (mutex == nullptr || !lock.owns_lock()) {
     throw std::logic_error(std::string("bubble::CondVar: ") + kind +
                            " requires a std::unique_lock that owns its Mutex");
   }
-  if (&mutex->runtime() != rt_) {
-    throw std::logic_error(std::string("bubble::CondVar: ") + kind + " with a Mutex of runtime '" +
-                           std::string(mutex->runtime().name()) + "' on a CondVar of runtime '" +
-                           std::string(rt_->name()) + "'");
-  }
+  // The same check for the Mutex, which this wait unlocks and locks again.
+  detail::check_caller(mutex->binding_, mutex->rt_, "Mutex", mutex->id_, kind);
 
   Waiter w;
   w.status = kWaiting;
@@ -49,11 +48,12 @@ int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const 
   try {
     if (ctx != nullptr && ctx->can_end()) {
       on_end.emplace(*ctx, [this, &w] {
+        detail::WakeList wake(*rt_);
         std::lock_guard guard(spin_);
         if (!w.queued) return;  // Notified first.
         queue_.remove(w);
         w.status = kEnded;
-        rt_->unpark(w);
+        wake.add(w);
       });
     }
     // Queued before the mutex is released: a notify issued after this point finds us.
@@ -110,19 +110,21 @@ std::cv_status CondVar::wait_for(std::unique_lock<Mutex>& lock, Duration timeout
 
 void CondVar::notify_one(SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({"CondVar::notify_one", id_, where});
+  detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   Waiter* w = queue_.pop_front();
   if (w == nullptr) return;
   w->status = kNotified;
-  rt_->unpark(*w);
+  wake.add(*w);
 }
 
 void CondVar::notify_all(SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({"CondVar::notify_all", id_, where});
+  detail::WakeList wake(*rt_);
   std::lock_guard guard(spin_);
   while (Waiter* w = queue_.pop_front()) {
     w->status = kNotified;
-    rt_->unpark(*w);
+    wake.add(*w);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <bubble/bubble.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 
 #include "parking.hpp"
@@ -272,6 +273,12 @@ ContextState& state_of(const std::shared_ptr<ContextStateBase>& base) noexcept {
   return static_cast<ContextState&>(*base);
 }
 
+// The runtime whose timer ends the context at its deadline, or nullptr if it has none.
+const Runtime* deadline_runtime(ContextState& s) noexcept {
+  std::lock_guard<SpinLock> guard(s.lock);
+  return s.timer_runtime;
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -357,6 +364,10 @@ std::optional<TimePoint> Context::deadline() const noexcept {
 }
 
 void Context::wait(SourceLocation where) const {
+  if (const Runtime* timer_rt = detail::deadline_runtime(detail::state_of(state_))) {
+    // A context with a deadline waits for its runtime's timer: the caller must run on it.
+    detail::check_caller_on(timer_rt, "Context", detail::state_of(state_).id, "Context::wait");
+  }
   Runtime& rt = current_runtime();
   const WaitInfo what{"Context::wait", detail::state_of(state_).id, where};
   if (rt.controlled()) rt.schedule_point(what);

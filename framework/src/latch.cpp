@@ -7,7 +7,8 @@
 
 namespace bubble {
 
-Latch::Latch(std::ptrdiff_t count, Runtime& rt) : rt_(&rt), id_(rt.new_object_id()), count_(count) {
+Latch::Latch(std::ptrdiff_t count, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), count_(count) {
   if (count < 0) {
     throw std::invalid_argument("bubble::Latch: count must be >= 0, got " + std::to_string(count));
   }
@@ -19,6 +20,7 @@ void Latch::count_down(std::ptrdiff_t n, SourceLocation where) {
                                 std::to_string(n));
   }
   if (rt_->controlled()) rt_->schedule_point({"Latch::count_down", id_, where});
+  detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (n > count_) {
     throw std::logic_error("bubble::Latch::count_down: n = " + std::to_string(n) +
@@ -26,7 +28,7 @@ void Latch::count_down(std::ptrdiff_t n, SourceLocation where) {
   }
   count_ -= n;
   if (count_ != 0) return;
-  while (Waiter* w = queue_.pop_front()) rt_->unpark(*w);
+  while (Waiter* w = queue_.pop_front()) wake.add(*w);
 }
 
 bool Latch::try_wait(SourceLocation where) const {
@@ -36,6 +38,7 @@ bool Latch::try_wait(SourceLocation where) const {
 }
 
 void Latch::wait_impl(const char* kind, SourceLocation where) const {
+  detail::check_caller(binding_, rt_, "Latch", id_, kind);
   if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
   Waiter w;
   {
@@ -52,6 +55,8 @@ void Latch::wait(SourceLocation where) const {
 }
 
 void Latch::arrive_and_wait(std::ptrdiff_t n, SourceLocation where) {
+  // Checked before counting down: a misused call changes nothing.
+  detail::check_caller(binding_, rt_, "Latch", id_, "Latch::arrive_and_wait");
   count_down(n, where);
   wait_impl("Latch::arrive_and_wait", where);
 }

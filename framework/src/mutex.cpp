@@ -1,8 +1,8 @@
 // bubble::Mutex: the slow paths. The algorithm is after Go's sync.Mutex (normal mode with
 // barging and one woken waiter at a time; a starvation mode with a direct hand-off once a waiter
 // has waited kStarvationThreshold), with the waiting done by the Runtime kernel's parking protocol:
-// the queue and every change of the kQueued, kWoken and kStarving bits are guarded by spin_, and a
-// waker touches a waiter only under spin_.
+// the queue and every change of the kQueued, kWoken and kStarving bits are guarded by spin_; a
+// waker dequeues a waiter and sets its status under spin_, and unparks it once spin_ is released.
 //
 // Who may change state_ without spin_: the owner's fast unlock (kLocked -> kUnlocked, only when
 // no other bit is set), and a locker's compare-and-swap that sets kLocked (only when kLocked and
@@ -43,7 +43,17 @@ inline void cpu_relax() noexcept {
 
 }  // namespace
 
-Mutex::Mutex(Runtime& rt) noexcept : rt_(&rt), id_(rt.new_object_id()) {}
+Mutex::Mutex(Runtime& rt) noexcept
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
+
+// unlock_slow frees the mutex (its store to state_) while it still holds spin_: a thread may then
+// take the free mutex, unlock it and destroy it while unlock_slow is still releasing spin_. Taking
+// spin_ here waits for that release (unlock_slow touches nothing of *this afterwards: it unparks
+// with the lock released). The store cannot simply move out of the critical section, because
+// kQueued, kWoken and kStarving change only under spin_.
+Mutex::~Mutex() {
+  std::lock_guard guard(spin_);
+}
 
 const void* Mutex::enter_controlled(const char* kind, SourceLocation where) {
   rt_->schedule_point({kind, id_, where});
@@ -117,6 +127,7 @@ void Mutex::lock_slow(SourceLocation where) {
       // Unwinding (a bubble abandoning this thread): leave no trace in the mutex.
       bool own = false;
       {
+        detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
         std::lock_guard guard(spin_);
         if (w.queued) {
           queue_.remove(w);
@@ -142,7 +153,7 @@ void Mutex::lock_slow(SourceLocation where) {
           if (next_waiter != nullptr) {
             queue_.remove(*next_waiter);
             next_waiter->status = kWokenToCompete;
-            rt_->unpark(*next_waiter);
+            wake.add(*next_waiter);
           }
         } else {
           own = true;
@@ -160,6 +171,9 @@ void Mutex::lock_slow(SourceLocation where) {
 }
 
 void Mutex::unlock_slow() noexcept {
+  // The woken waiter may take the mutex and destroy it as soon as it is unparked: unpark only
+  // once the guard has released spin_, and touch nothing of *this after that.
+  detail::WakeList wake(*rt_);
   std::lock_guard guard(spin_);
   std::uint32_t s = state_.load(std::memory_order_relaxed);
   if ((s & kStarving) != 0 && !queue_.empty()) {
@@ -172,7 +186,7 @@ void Mutex::unlock_slow() noexcept {
     if (queue_.size() == 0) next &= ~kQueued;
     state_.store(next, std::memory_order_relaxed);
     w->status = kHandedOver;
-    rt_->unpark(*w);
+    wake.add(*w);
     return;
   }
   // Normal mode: free the mutex; wake the first waiter unless one is already on its way.
@@ -186,7 +200,7 @@ void Mutex::unlock_slow() noexcept {
   state_.store(next, std::memory_order_release);
   if (w != nullptr) {
     w->status = kWokenToCompete;
-    rt_->unpark(*w);
+    wake.add(*w);
   }
 }
 

@@ -14,16 +14,26 @@ constexpr int kEnded = 2;  // The context ended first.
 
 }  // namespace
 
-Notification::Notification(Runtime& rt) noexcept : rt_(&rt), id_(rt.new_object_id()) {}
+Notification::Notification(Runtime& rt) noexcept
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
+
+// A waiter may see notified_ on the lock-free fast path (wait, has_been_notified) while notify()
+// still holds spin_, and then destroy the Notification. Taking spin_ here waits for that notify to
+// release it (notify touches nothing of *this afterwards: it unparks with the lock released).
+// absl::Notification's destructor takes its mutex for the same reason.
+Notification::~Notification() {
+  std::lock_guard guard(spin_);
+}
 
 void Notification::notify(SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({"Notification::notify", id_, where});
+  detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (notified_.load(std::memory_order_relaxed)) return;
   notified_.store(true, std::memory_order_release);
   while (Waiter* w = queue_.pop_front()) {
     w->status = kNotified;
-    rt_->unpark(*w);
+    wake.add(*w);
   }
 }
 
@@ -34,6 +44,7 @@ bool Notification::has_been_notified(SourceLocation where) const {
 
 bool Notification::wait_impl(TimePoint deadline, const Context* ctx, const char* kind,
                              SourceLocation where) const {
+  detail::check_caller(binding_, rt_, "Notification", id_, kind);
   if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
   if (notified_.load(std::memory_order_acquire)) return true;
   if (ctx != nullptr && ctx->done()) return false;
@@ -50,11 +61,12 @@ bool Notification::wait_impl(TimePoint deadline, const Context* ctx, const char*
   if (ctx != nullptr && ctx->can_end()) {
     try {
       on_end.emplace(*ctx, [this, &w] {
+        detail::WakeList wake(*rt_);
         std::lock_guard guard(spin_);
         if (!w.queued) return;  // Notified first.
         queue_.remove(w);
         w.status = kEnded;
-        rt_->unpark(w);
+        wake.add(w);
       });
     } catch (...) {
       std::lock_guard guard(spin_);

@@ -9,6 +9,7 @@
 
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
+#include <bubble/detail/wake_list.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/runtime.hpp>
 
@@ -25,7 +26,10 @@ struct KernelAccess : Runtime {
 //
 // Returns true when a waker removed `w` from the queue (the waker's result is in w's slots),
 // false when `deadline` passed first and this call removed `w` itself (then nobody will ever
-// touch `w` again).
+// touch `w` again). When the deadline passed but a waker had already removed `w`, the waker's
+// unpark may still be on its way (wakers unpark after releasing the lock): parks again, without a
+// deadline, until it arrives, so that `w` outlives every access of the waker. Either way, when
+// this returns no other thread will touch `w` again.
 //
 // If park throws (a bubble unwinding a thread it has abandoned), removes `w` if it is still
 // queued; if a waker had already removed it, calls `undo_grant(w)` (with no lock held) so that
@@ -33,9 +37,19 @@ struct KernelAccess : Runtime {
 template <class UndoGrant>
 bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w, TimePoint deadline,
                  const WaitInfo& what, UndoGrant&& undo_grant) {
-  ParkResult result;
   try {
-    result = rt.park(w, deadline, what);
+    if (rt.park(w, deadline, what) == ParkResult::notified) return true;
+    {
+      std::lock_guard guard(lock);
+      if (w.queued) {
+        queue.remove(w);
+        return false;
+      }
+    }
+    // A waker got there first: its result stands; wait for its unpark.
+    while (rt.park(w, kNoDeadline, what) != ParkResult::notified) {
+    }
+    return true;
   } catch (...) {
     bool granted;
     {
@@ -46,11 +60,6 @@ bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w, TimeP
     if (granted) undo_grant(w);
     throw;
   }
-  if (result == ParkResult::notified) return true;
-  std::lock_guard guard(lock);
-  if (!w.queued) return true;  // A waker got there first; its result stands.
-  queue.remove(w);
-  return false;
 }
 
 inline bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w,

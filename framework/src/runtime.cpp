@@ -1,5 +1,13 @@
 #include <bubble/runtime.hpp>
 
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include <bubble/detail/runtime_check.hpp>
+#include <bubble/detail/spin_lock.hpp>
+
 namespace bubble {
 namespace {
 
@@ -8,10 +16,91 @@ thread_local Runtime* tl_current_runtime = nullptr;
 
 }  // namespace
 
+// The process-wide registry of live runtimes: an intrusive list through Runtime::live_prev_ and
+// live_next_, so that registering never allocates (Runtime's constructor is noexcept). Constant-
+// initialized and trivially destructible, so it works before main and during static destruction.
+// Consulted only on the primitives' error path, to name a primitive's runtime without
+// dereferencing one that has ended.
+struct RuntimeRegistry {
+  static constinit inline std::atomic<std::uint64_t> next_serial{1};
+  static constinit inline detail::SpinLock lock;
+  static constinit inline Runtime* head = nullptr;
+
+  static void add(Runtime& rt) noexcept {
+    std::lock_guard guard(lock);
+    rt.live_next_ = head;
+    if (head != nullptr) head->live_prev_ = &rt;
+    head = &rt;
+  }
+  static void remove(Runtime& rt) noexcept {
+    std::lock_guard guard(lock);
+    if (rt.live_prev_ != nullptr) {
+      rt.live_prev_->live_next_ = rt.live_next_;
+    } else {
+      head = rt.live_next_;
+    }
+    if (rt.live_next_ != nullptr) rt.live_next_->live_prev_ = rt.live_prev_;
+    rt.live_prev_ = rt.live_next_ = nullptr;
+  }
+  // True if `rt` is alive and check_caller would accept a call from this thread on a primitive
+  // of `rt`. (A Context keeps only the address of its runtime: one reused by a newer runtime
+  // reads as that runtime.)
+  static bool accepts_caller(const Runtime* rt) noexcept {
+    std::lock_guard guard(lock);
+    for (const Runtime* r = head; r != nullptr; r = r->live_next_) {
+      if (r == rt) return detail::binding_of(*r) == detail::tl_controlled_serial;
+    }
+    return false;
+  }
+  // "runtime '<name>'" if the runtime is alive, "a bubble that has ended" otherwise (the system
+  // runtime never ends, so a dead runtime was a bubble, or a test's own runtime). A controlled
+  // runtime is found by `binding` (its serial), an uncontrolled one by its address.
+  static std::string describe(std::uint64_t binding, const Runtime* rt) {
+    std::lock_guard guard(lock);
+    for (const Runtime* r = head; r != nullptr; r = r->live_next_) {
+      if (binding != 0 ? r->serial_ == binding : r == rt) {
+        return "runtime '" + std::string(r->name()) + "'";
+      }
+    }
+    return "a bubble that has ended";
+  }
+};
+
+Runtime::Runtime(bool controlled) noexcept
+    : controlled_(controlled),
+      serial_(RuntimeRegistry::next_serial.fetch_add(1, std::memory_order_relaxed)) {
+  RuntimeRegistry::add(*this);
+}
+
+Runtime::~Runtime() {
+  RuntimeRegistry::remove(*this);
+}
+
 namespace detail {
+
+constinit thread_local std::uint64_t tl_controlled_serial = 0;
+
 void set_current_runtime(Runtime* runtime) noexcept {
   tl_current_runtime = runtime;
+  tl_controlled_serial = runtime != nullptr ? binding_of(*runtime) : 0;
 }
+
+void throw_foreign_caller(std::uint64_t binding, const Runtime* runtime, const char* primitive,
+                          std::uint64_t id, const char* operation) {
+  throw std::logic_error("bubble::" + std::string(primitive) + " #" + std::to_string(id) +
+                         " belongs to " + RuntimeRegistry::describe(binding, runtime) + ", but " +
+                         operation + " was called on a thread of runtime '" +
+                         std::string(current_runtime().name()) +
+                         "': a primitive may only be used by the threads of its own runtime "
+                         "(construct it inside the bubble, or pass it the bubble's runtime)");
+}
+
+void check_caller_on(const Runtime* runtime, const char* primitive, std::uint64_t id,
+                     const char* operation) {
+  if (RuntimeRegistry::accepts_caller(runtime)) return;
+  throw_foreign_caller(0, runtime, primitive, id, operation);
+}
+
 }  // namespace detail
 
 Runtime& current_runtime() noexcept {

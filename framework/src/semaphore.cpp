@@ -19,7 +19,7 @@ constexpr int kEnded = 3;  // The context ended first.
 }  // namespace
 
 Semaphore::Semaphore(std::ptrdiff_t initial, Runtime& rt)
-    : rt_(&rt), id_(rt.new_object_id()), count_(initial) {
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), count_(initial) {
   if (initial < 0) {
     throw std::invalid_argument("bubble::Semaphore: initial count must be >= 0, got " +
                                 std::to_string(initial));
@@ -28,6 +28,7 @@ Semaphore::Semaphore(std::ptrdiff_t initial, Runtime& rt)
 
 int Semaphore::acquire_impl(TimePoint deadline, const Context* ctx, const char* kind,
                             SourceLocation where) {
+  detail::check_caller(binding_, rt_, "Semaphore", id_, kind);
   if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
   if (ctx != nullptr && ctx->done()) return kEnded;
   Waiter w;
@@ -46,11 +47,12 @@ int Semaphore::acquire_impl(TimePoint deadline, const Context* ctx, const char* 
   if (ctx != nullptr && ctx->can_end()) {
     try {
       on_end.emplace(*ctx, [this, &w] {
+        detail::WakeList wake(*rt_);
         std::lock_guard guard(spin_);
         if (!w.queued) return;  // A permit was handed over first.
         queue_.remove(w);
         w.status = kEnded;
-        rt_->unpark(w);
+        wake.add(w);
       });
     } catch (...) {
       bool granted;
@@ -104,6 +106,7 @@ void Semaphore::release(std::ptrdiff_t n, SourceLocation where) {
                                 std::to_string(n));
   }
   if (rt_->controlled()) rt_->schedule_point({"Semaphore::release", id_, where});
+  detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   // Waiters exist only while count_ == 0, so this checks the count the release would leave.
   const auto handed = static_cast<std::ptrdiff_t>(queue_.size()) < n
@@ -116,7 +119,7 @@ void Semaphore::release(std::ptrdiff_t n, SourceLocation where) {
   for (std::ptrdiff_t i = 0; i < handed; ++i) {
     Waiter* w = queue_.pop_front();
     w->status = kAcquired;
-    rt_->unpark(*w);
+    wake.add(*w);
   }
   count_ += n - handed;
 }

@@ -8,10 +8,12 @@
 
 namespace bubble {
 
-WaitGroup::WaitGroup(Runtime& rt) noexcept : rt_(&rt), id_(rt.new_object_id()) {}
+WaitGroup::WaitGroup(Runtime& rt) noexcept
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
 
 void WaitGroup::add_impl(std::int64_t delta, const char* kind, SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (delta < 0 ? count_ < -delta : delta > std::numeric_limits<std::int64_t>::max() - count_) {
     throw std::logic_error(std::string("bubble::WaitGroup: ") +
@@ -20,7 +22,7 @@ void WaitGroup::add_impl(std::int64_t delta, const char* kind, SourceLocation wh
   }
   count_ += delta;
   if (count_ != 0) return;
-  while (Waiter* w = queue_.pop_front()) rt_->unpark(*w);
+  while (Waiter* w = queue_.pop_front()) wake.add(*w);
 }
 
 void WaitGroup::add(std::int64_t delta, SourceLocation where) {
@@ -32,6 +34,7 @@ void WaitGroup::done(SourceLocation where) {
 }
 
 void WaitGroup::wait(SourceLocation where) {
+  detail::check_caller(binding_, rt_, "WaitGroup", id_, "WaitGroup::wait");
   if (rt_->controlled()) rt_->schedule_point({"WaitGroup::wait", id_, where});
   Waiter w;
   {

@@ -17,7 +17,7 @@ constexpr int kEnded = 2;     // The context ended first.
 }  // namespace
 
 WeightedSemaphore::WeightedSemaphore(std::int64_t size, Runtime& rt)
-    : rt_(&rt), id_(rt.new_object_id()), size_(size) {
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), size_(size) {
   if (size < 0) {
     throw std::invalid_argument("bubble::WeightedSemaphore: size must be >= 0, got " +
                                 std::to_string(size));
@@ -36,7 +36,7 @@ void WeightedSemaphore::check_weight(const char* operation, std::int64_t n) cons
   }
 }
 
-void WeightedSemaphore::grant_locked() noexcept {
+void WeightedSemaphore::grant_locked(detail::WakeList& wake) noexcept {
   while (Waiter* w = queue_.front()) {
     const auto n = static_cast<std::int64_t>(w->word);
     // The head does not fit: everyone waits behind it (no overtaking, see the header).
@@ -44,18 +44,20 @@ void WeightedSemaphore::grant_locked() noexcept {
     cur_ += n;
     queue_.remove(*w);
     w->status = kAcquired;
-    rt_->unpark(*w);
+    wake.add(*w);
   }
 }
 
 void WeightedSemaphore::give_back(std::int64_t n) noexcept {
+  detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   cur_ -= n;
-  grant_locked();
+  grant_locked(wake);
 }
 
 std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
                                            SourceLocation where) {
+  detail::check_caller(binding_, rt_, "WeightedSemaphore", id_, "WeightedSemaphore::acquire");
   check_weight("acquire", n);
   if (rt_->controlled()) rt_->schedule_point({"WeightedSemaphore::acquire", id_, where});
   // A context that ended before the call fails it, even if the units are free (Go does the same
@@ -75,14 +77,15 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
   }
   // Runs under the semaphore's lock only; never blocks.
   auto give_up = [this, &w] {
+    detail::WakeList wake(*rt_);
     std::lock_guard guard(spin_);
     if (!w.queued) return;  // The units were handed over first.
     const bool was_front = queue_.front() == &w;
     queue_.remove(w);
     w.status = kEnded;
+    wake.add(w);
     // The head left: the waiters behind it may fit now.
-    if (was_front) grant_locked();
-    rt_->unpark(w);
+    if (was_front) grant_locked(wake);
   };
   std::optional<Context::Callback> on_end;
   if (ctx.can_end()) {
@@ -91,12 +94,13 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
     } catch (...) {
       bool granted;
       {
+        detail::WakeList wake(*rt_);
         std::lock_guard guard(spin_);
         granted = !w.queued;
         if (w.queued) {
           const bool was_front = queue_.front() == &w;
           queue_.remove(w);
-          if (was_front) grant_locked();
+          if (was_front) grant_locked(wake);
         }
       }
       if (granted) give_back(n);
@@ -132,13 +136,14 @@ void WeightedSemaphore::release(std::int64_t n, SourceLocation where) {
                                 std::to_string(n));
   }
   if (rt_->controlled()) rt_->schedule_point({"WeightedSemaphore::release", id_, where});
+  detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (n > cur_) {
     throw std::logic_error("bubble::WeightedSemaphore::release: released more than held: release(" +
                            std::to_string(n) + ") with " + std::to_string(cur_) + " in use");
   }
   cur_ -= n;
-  grant_locked();
+  grant_locked(wake);
 }
 
 std::int64_t WeightedSemaphore::in_use() const noexcept {

@@ -10,11 +10,12 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
+#include <bubble/detail/wake_list.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/result.hpp>
 #include <bubble/runtime.hpp>
@@ -48,9 +49,19 @@ namespace bubble {
 // Thread safety: all members may be called concurrently from threads of the channel's runtime.
 // In a bubble those threads run one at a time on the bubble's OS thread and switch only at
 // scheduling points, so the channel takes no lock there: call it only from the bubble's threads
-// and timer callbacks (or from the thread that called bubble::run once the run has returned).
-// The channel must outlive every operation on it: destroying it while a thread waits in send or
-// receive is undefined behaviour.
+// and timer callbacks. Runtime check: send, try_send, receive, receive_until, try_receive and
+// close throw std::logic_error at once, changing nothing, when the calling thread does not run on
+// the channel's runtime — a system-runtime channel used by a bubble thread, a bubble's channel
+// used by another thread, or used after its bubble ended (also from the thread that called
+// bubble::run: the message then says "a bubble that has ended"; the check compares pointers and
+// never touches the ended runtime). The accessors (size, closed, waiting_*, capacity, id) and
+// try_send_from_callback and discard_buffered (entries for callbacks, which may run on another
+// thread) do not check; the accessors never touch the runtime, so they stay usable after the
+// bubble ended.
+// Lifetime: a channel may be destroyed as soon as a wait on it (a send or receive) has returned
+// and no thread waits on it, even while the operation that completed the waiter (a send, receive
+// or close) is still returning; destroying it while a thread waits in send or receive is
+// undefined behaviour.
 //
 // T must be move-constructible without throwing (values move under the channel's spin lock).
 template <class T>
@@ -64,7 +75,7 @@ class Channel {
   // A channel with room for `capacity` buffered values (0: unbuffered), whose waits use `rt`.
   // The buffer is allocated at construction.
   explicit Channel(std::size_t capacity = 0, Runtime& rt = current_runtime())
-      : rt_(&rt), id_(rt.new_object_id()), capacity_(capacity) {
+      : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), capacity_(capacity) {
     if (capacity_ > 0) ring_ = std::make_unique<std::optional<T>[]>(capacity_);
   }
 
@@ -77,10 +88,11 @@ class Channel {
   // waits. On failure the value is dropped.
   [[nodiscard]] std::error_code send(T value, const Context& ctx = Context::background(),
                                      SourceLocation where = SourceLocation::current()) {
+    detail::check_caller(binding_, rt_, "Channel", id_, "Channel::send");
     const WaitInfo what{"Channel::send", id_, where};
     if (rt_->controlled()) rt_->schedule_point(what);
     {
-      Wake wake(*rt_);
+      detail::WakeList wake(*rt_);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
@@ -94,6 +106,7 @@ class Channel {
   // blocks. A scheduling point in a bubble.
   [[nodiscard]] std::error_code try_send(T value,
                                          SourceLocation where = SourceLocation::current()) {
+    detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_send");
     if (rt_->controlled()) rt_->schedule_point({"Channel::try_send", id_, where});
     return try_send_from_callback(std::move(value));
   }
@@ -101,7 +114,7 @@ class Channel {
   // try_send without the scheduling point, for runtime timer callbacks (which run outside the
   // runtime's threads and must never switch threads) and Context callbacks. Never blocks.
   [[nodiscard]] std::error_code try_send_from_callback(T value) {
-    Wake wake(*rt_);
+    detail::WakeList wake(*rt_);
     Lock lock(*this);
     if (closed_) return errc::closed;
     if (offer_locked(value, wake)) return {};
@@ -126,8 +139,9 @@ class Channel {
   // Receives a value only if one is available at once (buffered, or offered by a waiting sender).
   // Returns the value, errc::closed (closed and drained) or errc::empty. Never blocks.
   Result<T> try_receive(SourceLocation where = SourceLocation::current()) {
+    detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_receive");
     if (rt_->controlled()) rt_->schedule_point({"Channel::try_receive", id_, where});
-    Wake wake(*rt_);
+    detail::WakeList wake(*rt_);
     Lock lock(*this);
     if (std::optional<T> v = take_locked(wake)) return std::move(*v);
     if (closed_) return errc::closed;
@@ -138,24 +152,22 @@ class Channel {
   // a receiver waits only when nothing is buffered). Buffered values stay receivable. Closing a
   // closed channel throws std::logic_error. Never blocks.
   void close(SourceLocation where = SourceLocation::current()) {
+    detail::check_caller(binding_, rt_, "Channel", id_, "Channel::close");
     if (rt_->controlled()) rt_->schedule_point({"Channel::close", id_, where});
-    std::vector<Waiter*> woken;
-    {
-      Lock lock(*this);
-      if (closed_) throw std::logic_error("bubble::Channel: close of a closed channel");
-      woken.reserve(receivers_.size() + senders_.size());
-      closed_ = true;
-      while (Waiter* r = receivers_.pop_front()) {
-        r->status = kClosed;
-        woken.push_back(r);
-      }
-      while (Waiter* s = senders_.pop_front()) {
-        s->status = kClosed;
-        woken.push_back(s);
-      }
+    // Unparks once the lock is released (a dequeued waiter stays until it is unparked, see await),
+    // touching only the waiters and the runtime: a woken thread may destroy the channel at once.
+    detail::WakeList wake(*rt_);
+    Lock lock(*this);
+    if (closed_) throw std::logic_error("bubble::Channel: close of a closed channel");
+    closed_ = true;
+    while (Waiter* r = receivers_.pop_front()) {
+      r->status = kClosed;
+      wake.add(*r);
     }
-    // Outside the lock: a dequeued waiter stays until it is unparked (see await).
-    for (Waiter* w : woken) rt_->unpark(*w);
+    while (Waiter* s = senders_.pop_front()) {
+      s->status = kClosed;
+      wake.add(*s);
+    }
   }
 
   // Destroys every buffered value and returns how many there were. Senders that were waiting for
@@ -163,6 +175,7 @@ class Channel {
   // discarded values. No scheduling point: used by Timer and Ticker (whose channels never have
   // waiting senders), also from timer callbacks. Never blocks.
   std::size_t discard_buffered() noexcept {
+    detail::WakeList wake(*rt_);
     Lock lock(*this);
     const std::size_t n = count_;
     while (count_ > 0) (void)pop_locked();
@@ -171,7 +184,7 @@ class Channel {
       if (s == nullptr) break;
       push_locked(*static_cast<T*>(s->data));
       s->status = kDone;
-      rt_->unpark(*s);  // Under the lock, as the kernel's protocol allows; a rare path.
+      wake.add(*s);
     }
     return n;
   }
@@ -207,9 +220,10 @@ class Channel {
   enum : int { kPending = 0, kDone, kClosed, kCanceled, kTimedOut };
 
   Result<T> receive_impl(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
+    detail::check_caller(binding_, rt_, "Channel", id_, what.kind.data());
     if (rt_->controlled()) rt_->schedule_point(what);
     {
-      Wake wake(*rt_);
+      detail::WakeList wake(*rt_);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
@@ -224,7 +238,7 @@ class Channel {
     Waiter waiter;
     rt_->prepare(waiter);
     {
-      Wake wake(*rt_);
+      detail::WakeList wake(*rt_);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
@@ -245,7 +259,7 @@ class Channel {
 
   Result<T> receive_slow(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     if (deadline != kNoDeadline && deadline <= rt_->now()) {
-      Wake wake(*rt_);
+      detail::WakeList wake(*rt_);
       Lock lock(*this);
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
       if (closed_) return errc::closed;
@@ -255,7 +269,7 @@ class Channel {
     std::optional<T> slot;
     rt_->prepare(waiter);
     {
-      Wake wake(*rt_);
+      detail::WakeList wake(*rt_);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
@@ -280,8 +294,9 @@ class Channel {
   // passes; returns the waiter's final status.
   //
   // Wakers dequeue a waiter and set its status under the lock but unpark it after releasing the
-  // lock (shorter critical sections). So a waiter that finds itself dequeued after a timeout
-  // parks again until its waker's unpark arrives: a Waiter never goes away before its unpark.
+  // lock (a detail::WakeList declared before the lock), so that a woken thread may destroy the
+  // channel at once. So a waiter that finds itself dequeued after a timeout parks again until its
+  // waker's unpark arrives: a Waiter never goes away before its unpark.
   int await(Waiter& waiter, detail::WaitQueue& queue, const Context& ctx, TimePoint deadline,
             const WaitInfo& what) {
     if (!ctx.can_end()) {
@@ -293,13 +308,12 @@ class Channel {
       // Runs on the cancelling thread (or at once, if ctx is already done); the Callback's
       // destructor waits for it, so `waiter` outlives it.
       Context::Callback on_cancel(ctx, [this, &waiter, &queue] {
-        {
-          Lock lock(*this);
-          if (!waiter.queued) return;
-          queue.remove(waiter);
-          waiter.status = kCanceled;
-        }
-        rt_->unpark(waiter);
+        detail::WakeList wake(*rt_);
+        Lock lock(*this);
+        if (!waiter.queued) return;
+        queue.remove(waiter);
+        waiter.status = kCanceled;
+        wake.add(waiter);
       });
       park_until_done(waiter, queue, deadline, what);
     }
@@ -343,7 +357,7 @@ class Channel {
   // never be contended, and skipping it saves an atomic exchange per critical section.
   class Lock {
    public:
-    explicit Lock(const Channel& c) noexcept : lock_(c.rt_->controlled() ? nullptr : &c.lock_) {
+    explicit Lock(const Channel& c) noexcept : lock_(c.binding_ != 0 ? nullptr : &c.lock_) {
       if (lock_ != nullptr) lock_->lock();
     }
     Lock(const Lock&) = delete;
@@ -356,29 +370,12 @@ class Channel {
     detail::SpinLock* const lock_;
   };
 
-  // Unparks, on destruction (after the lock guard declared after it has released the lock), the
-  // waiter a locked operation completed.
-  class Wake {
-   public:
-    explicit Wake(Runtime& rt) noexcept : rt_(rt) {}
-    Wake(const Wake&) = delete;
-    Wake& operator=(const Wake&) = delete;
-    ~Wake() {
-      if (waiter_ != nullptr) rt_.unpark(*waiter_);
-    }
-    void set(Waiter& w) noexcept { waiter_ = &w; }
-
-   private:
-    Runtime& rt_;
-    Waiter* waiter_ = nullptr;
-  };
-
   // Gives `value` to the longest-waiting receiver or to the buffer; false if neither can take it.
-  bool offer_locked(T& value, Wake& wake) noexcept {
+  bool offer_locked(T& value, detail::WakeList& wake) noexcept {
     if (Waiter* r = receivers_.pop_front()) {
       static_cast<std::optional<T>*>(r->data)->emplace(std::move(value));
       r->status = kDone;
-      wake.set(*r);
+      wake.add(*r);
       return true;
     }
     if (count_ < capacity_) {
@@ -390,20 +387,20 @@ class Channel {
 
   // Takes the oldest buffered value (refilling the buffer from the longest-waiting sender) or,
   // unbuffered, the value of the longest-waiting sender; nullopt if there is none.
-  std::optional<T> take_locked(Wake& wake) noexcept {
+  std::optional<T> take_locked(detail::WakeList& wake) noexcept {
     if (count_ > 0) {
       std::optional<T> v = pop_locked();
       if (Waiter* s = senders_.pop_front()) {
         push_locked(*static_cast<T*>(s->data));
         s->status = kDone;
-        wake.set(*s);
+        wake.add(*s);
       }
       return v;
     }
     if (Waiter* s = senders_.pop_front()) {
       std::optional<T> v(std::move(*static_cast<T*>(s->data)));
       s->status = kDone;
-      wake.set(*s);
+      wake.add(*s);
       return v;
     }
     return std::nullopt;
@@ -425,6 +422,9 @@ class Channel {
   }
 
   Runtime* const rt_;
+  // detail::binding_of(*rt_): what operations check the caller against, and what Lock tests
+  // instead of rt_->controlled(), so that no check dereferences a runtime that may have ended.
+  const std::uint64_t binding_;
   const std::uint64_t id_;
   const std::size_t capacity_;
   mutable detail::SpinLock lock_;

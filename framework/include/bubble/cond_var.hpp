@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/mutex.hpp>
@@ -31,9 +32,16 @@ namespace bubble {
 // release is never lost), and re-acquires the mutex before returning, also on timeout and
 // cancellation.
 //
+// Runtime check: every wait throws std::logic_error at once, changing nothing, unless the calling
+// thread runs on the CondVar's runtime and on its Mutex's (a CondVar or Mutex of the system
+// runtime used by a bubble thread, or a bubble's used by another thread); the message names the
+// primitive ("bubble::CondVar #4"), its runtime and the caller's runtime.
+//
 // Thread safety: all members may be called concurrently. notify_one and notify_all may be called
-// with or without the mutex held. Every wait requires `lock` to own a Mutex of the same runtime;
-// otherwise it throws std::logic_error. Destroying a CondVar while threads wait on it is
+// with or without the mutex held. Every wait requires `lock` to own its Mutex; otherwise it
+// throws std::logic_error. Lifetime: a CondVar may be destroyed as soon as a wait on
+// it has returned and no thread waits on it, even while the notify that woke the waiter is still
+// returning, as std::condition_variable allows; destroying it while threads wait on it is
 // undefined behaviour.
 class CondVar {
  public:
@@ -106,6 +114,7 @@ class CondVar {
                 const char* kind, SourceLocation where);
 
   Runtime* rt_;
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   detail::WaitQueue queue_;

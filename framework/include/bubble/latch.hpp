@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
@@ -17,8 +18,15 @@ namespace bubble {
 // a thread did before its count_down happens-before the return of any wait that sees zero.
 // Unlike std::latch, misuse is checked: counting below zero throws instead of being undefined.
 //
-// Thread safety: all members may be called concurrently. Destroying a Latch while threads wait
-// on it is undefined behaviour.
+// Runtime check: wait and arrive_and_wait throw std::logic_error at once, changing nothing, unless
+// the calling thread runs on the Latch's runtime (a Latch of the system runtime used by a bubble
+// thread, or a bubble's Latch used by another thread); the message names the Latch
+// ("bubble::Latch #4"), its runtime and the caller's runtime.
+//
+// Thread safety: all members may be called concurrently. Lifetime: a Latch may be destroyed as
+// soon as a wait on it has returned and no thread waits on it, even while the count_down that
+// woke the waiter is still returning, as std::latch allows; destroying it while threads wait on
+// it is undefined behaviour.
 class Latch {
  public:
   // A latch expecting `count` arrivals. Throws std::invalid_argument if count < 0.
@@ -53,6 +61,7 @@ class Latch {
   void wait_impl(const char* kind, SourceLocation where) const;
 
   Runtime* rt_;
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   std::ptrdiff_t count_;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
@@ -40,18 +41,29 @@ inline thread_local char tl_mutex_owner_token = 0;
 // compare-and-swap; no virtual call and no system call. A contended lock() spins briefly (on the
 // system runtime only), then parks the thread.
 //
+// Runtime check: lock throws std::logic_error at once, changing nothing, unless the
+// calling thread runs on the Mutex's runtime (a Mutex of the system runtime used by a bubble
+// thread, or a bubble's Mutex used by another thread); the message names the Mutex
+// ("bubble::Mutex #4"), its runtime and the caller's runtime.
+//
 // Thread safety: all members may be called concurrently. Not recursive: a thread that locks a
-// Mutex it already holds deadlocks (in a bubble the run reports the deadlock). Destroying a Mutex
-// that is locked or has waiters is undefined behaviour, as for std::mutex.
+// Mutex it already holds deadlocks (in a bubble the run reports the deadlock). Lifetime: a Mutex
+// may be destroyed as soon as it is unlocked and nobody waits for it, even while the unlock()
+// that handed it to the destroying thread is still returning, as for std::mutex; destroying a
+// Mutex that is locked or has waiters is undefined behaviour.
 class Mutex {
  public:
   // A mutex of `rt`; every thread that uses it must belong to `rt`.
   explicit Mutex(Runtime& rt = current_runtime()) noexcept;
+  ~Mutex();
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
   // Blocks until the calling thread holds the mutex. Waiting threads are served in FIFO order.
+  // Throws std::logic_error, at once, if the calling thread does not run on the mutex's runtime
+  // (see "Runtime check" above).
   void lock(SourceLocation where = SourceLocation::current()) {
+    detail::check_caller(binding_, rt_, "Mutex", id_, "Mutex::lock");
     const void* self = enter("Mutex::lock", where);
     std::uint32_t expected = kUnlocked;
     if (!state_.compare_exchange_strong(expected, kLocked, std::memory_order_acquire,
@@ -109,7 +121,7 @@ class Mutex {
 
   // The scheduling point of every operation, and the calling thread's owner token.
   const void* enter(const char* kind, SourceLocation where) {
-    if (rt_->controlled()) [[unlikely]] {
+    if (binding_ != 0) [[unlikely]] {  // Controlled: see binding_of.
       return enter_controlled(kind, where);
     }
     return &detail::tl_mutex_owner_token;
@@ -122,7 +134,9 @@ class Mutex {
   std::atomic<std::uint32_t> state_{kUnlocked};
   std::atomic<const void*> owner_{nullptr};
   Runtime* rt_;
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
+  friend class CondVar;  // Checks the caller against binding_ for the Mutex it waits with.
   // Guards queue_ and every change of kQueued, kWoken and kStarving. The queue is FIFO, except
   // that a woken waiter that loses the race to a newcomer goes back to the front.
   mutable detail::SpinLock spin_;

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
@@ -21,11 +22,20 @@ namespace bubble {
 // Everything a thread did before notify() happens-before the return of any wait that sees the
 // notification, and before has_been_notified() returns true.
 //
-// Thread safety: all members may be called concurrently. Destroying a Notification while threads
-// wait on it is undefined behaviour (destroying it right after a wait returned is fine).
+// Runtime check: wait, wait_until and wait_for throw std::logic_error at once, changing nothing,
+// unless the calling thread runs on the Notification's runtime (a Notification of the system
+// runtime used by a bubble thread, or a bubble's Notification used by another thread); the message
+// names the Notification
+// ("bubble::Notification #4"), its runtime and the caller's runtime.
+//
+// Thread safety: all members may be called concurrently. Lifetime: a Notification may be
+// destroyed as soon as a wait on it has returned (or has_been_notified() has returned true), even
+// while the notify() that woke the waiter is still returning, as absl::Notification allows;
+// destroying it while threads wait on it is undefined behaviour.
 class Notification {
  public:
   explicit Notification(Runtime& rt = current_runtime()) noexcept;
+  ~Notification();
   Notification(const Notification&) = delete;
   Notification& operator=(const Notification&) = delete;
 
@@ -66,6 +76,7 @@ class Notification {
                  SourceLocation where) const;
 
   Runtime* rt_;
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   std::atomic<bool> notified_{false};
   mutable detail::SpinLock spin_;

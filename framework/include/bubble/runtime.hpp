@@ -34,12 +34,14 @@ enum class ParkResult {
 //
 // A primitive creates a Waiter on the blocked thread's stack, binds it with Runtime::prepare,
 // links it into its own wait queue under its own internal lock, releases that lock and calls
-// Runtime::park. A waker removes the waiter from the queue under the primitive's lock and calls
-// Runtime::unpark, either still holding that lock or (Channel) just after releasing it; a waiter
-// whose park timed out takes the lock again and, if it is still queued, removes itself, and if a
-// waker dequeued it first, parks again until that waker's unpark arrives. That protocol is what
-// keeps a Waiter alive for as long as any other thread can reach it, and it is the same in every
-// runtime (docs/ARCHITECTURE.md, "The parking protocol").
+// Runtime::park. A waker removes the waiter from the queue and hands it its result under the
+// primitive's lock, releases the lock, and only then calls Runtime::unpark (detail::WakeList),
+// holding the Runtime in a local: from the first unpark on, the woken thread may return and
+// destroy the primitive, so the waker touches only the waiters and the runtime. A waiter whose
+// park timed out takes the lock again and, if it is still queued, removes itself; if a waker
+// dequeued it first, it parks again (no deadline) until that waker's unpark arrives. That
+// protocol is what keeps a Waiter alive for as long as any other thread can reach it, and it is
+// the same in every runtime (docs/ARCHITECTURE.md, "The parking protocol").
 //
 // The public data members are the intrusive links used by detail::WaitQueue and the slots a
 // primitive uses to hand a result to the waiter; runtimes use thread_ and notified_.
@@ -96,7 +98,8 @@ using TimerId = std::uint64_t;
 // std::logic_error naming the runtime and the operation.
 class Runtime {
  public:
-  virtual ~Runtime() = default;
+  // Leaves the process-wide registry of live runtimes (see the constructor).
+  virtual ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -128,15 +131,19 @@ class Runtime {
 
   // Blocks the calling thread until another thread calls unpark(waiter) or `deadline` passes
   // (kNoDeadline: no deadline). Returns at once if the waiter was already unparked. Returns
-  // notified if the waiter was unparked, timed_out otherwise; never returns spuriously.
+  // notified if the waiter was unparked, timed_out otherwise; never returns spuriously. Once park
+  // has returned notified, the unparking thread no longer touches the Waiter, so the caller may
+  // end its life (Waiter::notified() alone does not promise that on every runtime: only park's
+  // result does).
   // `what` is what the thread is blocked on, shown in deadlock reports. In a bubble that has
   // failed, park throws bubble::Unwind to unwind the thread: the caller must unlink its waiter
   // (under its lock) before letting the exception through.
   virtual ParkResult park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) = 0;
 
-  // Wakes the thread parked (or about to park) on `waiter`, which the caller has just removed from
-  // its queue under that queue's lock (see Waiter for when the lock may already be released).
-  // Never blocks; never switches threads.
+  // Wakes the thread parked (or about to park) on `waiter`, which the caller has removed from its
+  // queue under that queue's lock and has released the lock since (see Waiter). The caller must
+  // not touch the primitive after the call begins: the woken thread may already have destroyed
+  // it. Never blocks; never switches threads.
   virtual void unpark(Waiter& waiter) noexcept = 0;
 
   // --- Timers -----------------------------------------------------------------------------
@@ -167,6 +174,11 @@ class Runtime {
   // primitives' fast paths pay one predictable branch and no virtual call on the system runtime.
   bool controlled() const noexcept { return controlled_; }
 
+  // Identifies this runtime among every runtime the process has created: never 0, never reused
+  // (unlike its address, which a later runtime may get). The primitives record it to check that
+  // their callers run on their runtime without dereferencing one that may have ended.
+  std::uint64_t serial() const noexcept { return serial_; }
+
   // --- Conveniences built on the kernel ----------------------------------------------------
 
   // Blocks the calling thread until now() >= deadline. In a bubble this takes no real time.
@@ -175,7 +187,9 @@ class Runtime {
   void sleep_for(Duration d, SourceLocation where = SourceLocation::current());
 
  protected:
-  explicit Runtime(bool controlled) noexcept : controlled_(controlled) {}
+  // Enters the process-wide registry of live runtimes, which the primitives consult (on their
+  // error path only) to tell a runtime that is still alive from one that has ended.
+  explicit Runtime(bool controlled) noexcept;
 
   // Accessors for implementations: the thread record bound by prepare(), and the unpark flag.
   static void*& thread_slot(Waiter& w) noexcept { return w.thread_; }
@@ -185,6 +199,11 @@ class Runtime {
 
  private:
   const bool controlled_;
+  const std::uint64_t serial_;
+  // Links of the registry of live runtimes (guarded by the registry's lock, in runtime.cpp).
+  Runtime* live_prev_ = nullptr;
+  Runtime* live_next_ = nullptr;
+  friend struct RuntimeRegistry;
 };
 
 // The process-wide runtime backed by real threads and the steady clock. Never destroyed.

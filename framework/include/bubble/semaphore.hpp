@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
@@ -21,8 +22,16 @@ namespace bubble {
 // longest-waiting threads, so a newcomer (acquire or try_acquire) never takes a permit ahead of a
 // thread that is already waiting.
 //
+// Runtime check: acquire, try_acquire_until and try_acquire_for throw std::logic_error at once,
+// changing nothing, unless the calling thread runs on the Semaphore's runtime (a Semaphore of the
+// system runtime used by a bubble thread, or a bubble's Semaphore used by another thread); the
+// message names the Semaphore
+// ("bubble::Semaphore #4"), its runtime and the caller's runtime.
+//
 // Thread safety: all members may be called concurrently. A permit is not owned by a thread: any
-// thread may release. Destroying a Semaphore while threads wait on it is undefined behaviour.
+// thread may release. Lifetime: a Semaphore may be destroyed as soon as a wait on it has returned
+// and no thread waits on it, even while the release that woke the waiter is still returning;
+// destroying it while threads wait on it is undefined behaviour.
 class Semaphore {
  public:
   // A semaphore holding `initial` permits. Throws std::invalid_argument if initial < 0.
@@ -72,6 +81,7 @@ class Semaphore {
   int acquire_impl(TimePoint deadline, const Context* ctx, const char* kind, SourceLocation where);
 
   Runtime* rt_;
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   std::ptrdiff_t count_;  // Invariant: count_ == 0 whenever queue_ is not empty.

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
@@ -18,8 +19,15 @@ namespace bubble {
 // the return of a wait() that it released. Unlike a Latch, a WaitGroup can be reused: once the
 // counter is back to zero, add() may start a new round.
 //
-// Thread safety: all members may be called concurrently. Destroying a WaitGroup while threads
-// wait on it is undefined behaviour.
+// Runtime check: wait throws std::logic_error at once, changing nothing, unless the
+// calling thread runs on the WaitGroup's runtime (a WaitGroup of the system runtime used by a
+// bubble thread, or a bubble's WaitGroup used by another thread); the message names the WaitGroup
+// ("bubble::WaitGroup #4"), its runtime and the caller's runtime.
+//
+// Thread safety: all members may be called concurrently. Lifetime: a WaitGroup may be destroyed
+// as soon as a wait on it has returned and no thread waits on it, even while the done() that
+// woke the waiter is still returning; destroying it while threads wait on it is undefined
+// behaviour.
 class WaitGroup {
  public:
   explicit WaitGroup(Runtime& rt = current_runtime()) noexcept;
@@ -50,6 +58,7 @@ class WaitGroup {
   void add_impl(std::int64_t delta, const char* kind, SourceLocation where);
 
   Runtime* rt_;
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   std::int64_t count_ = 0;

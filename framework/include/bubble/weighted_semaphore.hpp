@@ -5,8 +5,10 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
+#include <bubble/detail/wake_list.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
 
@@ -27,9 +29,16 @@ namespace bubble {
 // satisfied: Go blocks until the context ends) and a negative weight throw
 // std::invalid_argument; releasing more than is in use throws std::logic_error (Go panics).
 //
+// Runtime check: acquire throws std::logic_error at once, changing nothing, unless the
+// calling thread runs on the WeightedSemaphore's runtime (a WeightedSemaphore of the system runtime
+// used by a bubble thread, or a bubble's WeightedSemaphore used by another thread); the message
+// names the WeightedSemaphore
+// ("bubble::WeightedSemaphore #4"), its runtime and the caller's runtime.
+//
 // Thread safety: all members may be called concurrently. Units are not owned by a thread: any
-// thread may release. Destroying a WeightedSemaphore while threads wait on it is undefined
-// behaviour.
+// thread may release. Lifetime: a WeightedSemaphore may be destroyed as soon as a wait on it has
+// returned and no thread waits on it, even while the release that woke the waiter is still
+// returning; destroying it while threads wait on it is undefined behaviour.
 class WeightedSemaphore {
  public:
   // A semaphore of `size` units, all free. Throws std::invalid_argument if size < 0.
@@ -73,12 +82,14 @@ class WeightedSemaphore {
 
  private:
   void check_weight(const char* operation, std::int64_t n) const;
-  // Hands units to the queued waiters, from the head, while the head fits. Requires spin_.
-  void grant_locked() noexcept;
+  // Hands units to the queued waiters, from the head, while the head fits, adding them to `wake`
+  // (unparked once spin_ is released). Requires spin_.
+  void grant_locked(detail::WakeList& wake) noexcept;
   // Gives back n units held by this semaphore's caller. Requires n <= cur_.
   void give_back(std::int64_t n) noexcept;
 
   Runtime* rt_;
+  std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
   const std::int64_t size_;
   mutable detail::SpinLock spin_;

@@ -333,6 +333,7 @@ TEST(Channel, DiscardBufferedLetsWaitingSendersFillTheFreedSlotsInOrder) {
 
 TEST(Channel, EveryPublicOperationIsASchedulingPointButTrySendFromCallbackIsNot) {
   bubble_test::ManualRuntime rt(/*controlled=*/true);
+  const auto entered = rt.enter();  // A controlled runtime's channel checks its callers.
   Channel<int> ch(1, rt);
   (void)rt.take_points();
   EXPECT_FALSE(ch.send(1));

@@ -70,6 +70,18 @@ class ManualRuntime final : public bubble::Runtime {
   void yield(bubble::SourceLocation) override { std::this_thread::yield(); }
   std::uint64_t new_object_id() noexcept override { return next_id_.fetch_add(1) + 1; }
 
+  // Makes the calling OS thread a thread of this runtime until the returned guard is destroyed
+  // (detail::set_current_runtime, as a runtime does for its threads): a controlled ManualRuntime's
+  // primitives check that their callers run on it.
+  class Entered {
+   public:
+    explicit Entered(ManualRuntime& rt) noexcept { bubble::detail::set_current_runtime(&rt); }
+    Entered(const Entered&) = delete;
+    Entered& operator=(const Entered&) = delete;
+    ~Entered() { bubble::detail::set_current_runtime(nullptr); }
+  };
+  [[nodiscard]] Entered enter() noexcept { return Entered(*this); }
+
   // Moves the clock forward, running due timer callbacks on the calling thread (in deadline
   // order, each seeing now() == its deadline). Returns how many ran.
   std::size_t advance(bubble::Duration d) {

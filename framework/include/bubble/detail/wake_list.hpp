@@ -1,0 +1,60 @@
+#pragma once
+
+#include <bubble/runtime.hpp>
+
+namespace bubble::detail {
+
+// WakeList collects the waiters a waker has removed from a primitive's wait queue under the
+// primitive's lock, and unparks them when it is destroyed, after that lock has been released.
+//
+// Why: a woken thread may return from its wait and destroy the primitive at once (every primitive
+// allows it, as std::condition_variable and absl::Notification do). So a waker's last access to
+// the primitive must happen before its first unpark. Declare the WakeList before the lock guard:
+//
+//   detail::WakeList wake(*rt_);   // destroyed last: unparks with the lock released
+//   std::lock_guard guard(spin_);
+//   ... if (Waiter* w = queue_.pop_front()) { w->status = ...; wake.add(*w); }
+//
+// The list holds the Runtime by reference (a runtime outlives its primitives) and links the
+// waiters through Waiter::next, which is free once a waiter has left its queue: no allocation.
+// unpark_all reads each waiter's link before unparking it, because an unparked waiter may return
+// and end its Waiter's life. Not thread-safe: one list belongs to one call of one waker.
+class WakeList {
+ public:
+  explicit WakeList(Runtime& rt) noexcept : rt_(rt) {}
+  WakeList(const WakeList&) = delete;
+  WakeList& operator=(const WakeList&) = delete;
+  ~WakeList() { unpark_all(); }
+
+  // Adds `w`, which the caller has just removed from its queue (so it is in no queue and no list).
+  void add(Waiter& w) noexcept {
+    w.next = nullptr;
+    if (tail_ != nullptr) {
+      tail_->next = &w;
+    } else {
+      head_ = &w;
+    }
+    tail_ = &w;
+  }
+
+  bool empty() const noexcept { return head_ == nullptr; }
+
+  // Unparks every collected waiter, in the order they were added, and empties the list. Touches
+  // only the waiters and the runtime, never the primitive they were queued in.
+  void unpark_all() noexcept {
+    Waiter* w = head_;
+    head_ = tail_ = nullptr;
+    while (w != nullptr) {
+      Waiter* const next = w->next;
+      rt_.unpark(*w);
+      w = next;
+    }
+  }
+
+ private:
+  Runtime& rt_;
+  Waiter* head_ = nullptr;
+  Waiter* tail_ = nullptr;
+};
+
+}  // namespace bubble::detail
