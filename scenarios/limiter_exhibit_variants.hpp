@@ -138,9 +138,9 @@ class RefundVariantLimiter {
   Thread refill_;
 };
 
-// Source 003's counter-example: a ticket booth that hands out a ticket at every tick of a Ticker.
-// The ticker keeps ticking while a ticket waits for a taker and keeps one tick in its channel,
-// so after a stall two tickets come out together.
+// The counter-example of the ticket booth: a booth that hands out a ticket at every tick of a
+// Ticker. The ticker keeps ticking while a ticket waits for a taker and keeps one tick in its
+// channel, so after a stall two tickets come out together.
 class TickerBooth {
  public:
   TickerBooth(Runtime& rt, Duration window, int n)

@@ -30,8 +30,8 @@ namespace {
 using namespace std::chrono_literals;
 
 // The gap between the first two tickets a taker gets after stalling for `stall`, from a booth
-// built on a Ticker (the tempting version of source 003: the ticker keeps ticking while the booth
-// is stuck on the send, and one stale tick waits in its buffer).
+// built on a Ticker (the tempting version of the ticket booth: the ticker keeps ticking while the
+// booth is stuck on the send, and one stale tick waits in its buffer).
 Duration ticker_booth_gap_after_stall(Runtime& rt, Duration interval, Duration stall) {
   Channel<int> tickets(0, rt);
   auto [ctx, cancel] = Context::with_cancel(Context::background());
@@ -118,7 +118,7 @@ void lost_update_is_found_and_replayed(const Schedule& schedule) {
             2 * increments);
 }
 
-// Property (pitfall #4 of source 002): when every worker of a pool submits a sub-job to the same
+// Property (the nested-submit deadlock): when every worker of a pool submits a sub-job to the same
 // pool and waits for it, the bubble reports a deadlock that names the pool's workers and what they
 // wait on; with a separate pool for the sub-jobs, the same workload completes.
 void nested_submit_deadlock_is_reported(const Schedule& schedule) {

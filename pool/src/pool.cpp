@@ -1,4 +1,4 @@
-// The worker pool. See pool.hpp for the contract and /work/plan/notes-pool.md for the design.
+// The worker pool. See pool.hpp for the contract.
 //
 // One bubble::Mutex guards everything: the queue (pool_queue.hpp), the counters and histograms,
 // the flags and the worker/waiter counts. Three CondVars hang off it: work_cv_ (idle workers wait

@@ -1,5 +1,5 @@
 // How a bubble run fails: deadlock reports, unwinding, exceptions from bubble threads, budgets,
-// the watchdog and foreign threads. Issue 4, points 7, 8 and 11.
+// the watchdog and foreign threads.
 
 #include <bubble/bubble.hpp>
 #include <bubble/notification.hpp>

@@ -1,5 +1,5 @@
 // The bubble's basic behaviour: run, threads, the virtual clock, timers, wait(), end of run.
-// Issue 4, points 1-3, 5 and 6. Uses only the Runtime kernel, so that these tests do not depend
+// Uses only the Runtime kernel, so that these tests do not depend
 // on the primitives.
 
 #include <bubble/bubble.hpp>

@@ -1,5 +1,4 @@
-// Scheduling strategies, recorded schedules, replay, determinism and traces. Issue 4, points 9,
-// 10 and 12.
+// Scheduling strategies, recorded schedules, replay, determinism and traces.
 
 #include <bubble/bubble.hpp>
 

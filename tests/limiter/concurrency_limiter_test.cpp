@@ -1,5 +1,5 @@
-// ConcurrencyLimiter in bubbles, and source 002's composition: a rate limit for the contract plus
-// a concurrency limit for safety.
+// ConcurrencyLimiter in bubbles, and its composition with a rate limiter: a rate limit for the
+// contract plus a concurrency limit for safety.
 #include <bubble/bubble.hpp>
 #include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
@@ -116,8 +116,8 @@ BUBBLE_TEST(ConcurrencyLimiter, BadArgumentsThrowNamingTheValue) {
   EXPECT_EQ(limiter.in_flight(), 0);
 }
 
-// --- Source 002: "In practice you often want both: a rate limit for the contract, a
-// concurrency limit for safety." The Go example waits for a token (lim.Wait), then starts the
+// --- Both limits together: a rate limit for the contract, a concurrency limit for safety.
+// The classic Go example waits for a token (lim.Wait), then starts the
 // call in an errgroup limited to 5 (g.SetLimit(5): g.Go blocks while 5 run). Same here, with a
 // TokenBucket and a ConcurrencyLimiter; `concurrency` may be null to show the rate limit alone.
 

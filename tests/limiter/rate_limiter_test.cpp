@@ -1,4 +1,4 @@
-// RateLimiter in bubbles (source 000): every sentence of its contract, exact in virtual time.
+// RateLimiter in bubbles: every sentence of its contract, exact in virtual time.
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
 #include <bubble/notification.hpp>
@@ -97,7 +97,7 @@ BUBBLE_TEST(RateLimiter, SubmitWaitsForTheNextRefill) {
 }
 
 // Tokens are spent at submission, not when a worker starts the job: jobs backed up in the queue
-// start back to back, above the rate (the source's warning).
+// start back to back, above the rate.
 BUBBLE_TEST(RateLimiter, TokensAreSpentAtSubmissionNotAtStart) {
   Runtime& rt = current_runtime();
   Pool pool(rt, pool_options(1, 100));

@@ -1,5 +1,5 @@
-// TicketBooth in bubbles (source 003): exact virtual times, and the Ticker-based booth kept here
-// as the counter-example it is in the source.
+// TicketBooth in bubbles: exact virtual times, and the Ticker-based booth kept here as the
+// counter-example.
 #include <bubble/bubble.hpp>
 #include <bubble/channel.hpp>
 #include <bubble/context.hpp>
@@ -23,7 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Source 003's fake-clock fact: five tickets every 50 ms (one every 10 ms); the first ticket is
+// The fake-clock fact: five tickets every 50 ms (one every 10 ms); the first ticket is
 // there at once, so three jobs take exactly 20 ms.
 BUBBLE_TEST(TicketBooth, ThreeJobsTakeExactlyTwentyMilliseconds) {
   Runtime& rt = current_runtime();
@@ -34,9 +34,9 @@ BUBBLE_TEST(TicketBooth, ThreeJobsTakeExactlyTwentyMilliseconds) {
   EXPECT_EQ(booth.taken(), 3u);
 }
 
-// Source 003's main: ten tickets per second, a worker that reads a job first and only then waits
-// for a ticket, and 31 jobs. In virtual time the last job runs at exactly 3 s (the source's 3.25 s
-// was real time, jobs included).
+// The classic ticket-booth program: ten tickets per second, a worker that reads a job first and
+// only then waits for a ticket, and 31 jobs. In virtual time the last job runs at exactly 3 s
+// (3.25 s in real time, jobs included).
 BUBBLE_TEST(TicketBooth, ThirtyOneJobsAtTenPerSecondFinishAtExactlyThreeSeconds) {
   Runtime& rt = current_runtime();
   const TimePoint start = rt.now();
@@ -85,7 +85,7 @@ BUBBLE_TEST(TicketBooth, AfterAStallTicketsStayOneIntervalApart) {
   EXPECT_EQ(arrivals, (std::vector<Duration>{250ms, 350ms, 450ms, 550ms}));
 }
 
-// The counter-example of source 003: the same booth written with a Ticker. The ticker keeps
+// The counter-example: the same booth written with a Ticker. The ticker keeps
 // ticking while the booth is stuck handing out ticket 0 and keeps one tick in its channel, so
 // ticket 1 comes out right after ticket 0 — two at once, and there goes the limit.
 class TickerBooth {
@@ -118,7 +118,7 @@ BUBBLE_TEST(TicketBooth, TickerBasedBoothEmitsTwoAtOnceAfterAStall) {
   const TimePoint start = rt.now();
   TickerBooth booth(rt, 1s, 10);
   const auto arrivals = take_after_stall(rt, start, 250ms, 4, [&] { return booth.take(); });
-  // The source measured 250, 251, 300, 400 ms in real time; in virtual time the stale tick's
+  // In real time this measures about 250, 251, 300, 400 ms; in virtual time the stale tick's
   // ticket comes out at the very instant of the stalled one.
   EXPECT_EQ(arrivals, (std::vector<Duration>{250ms, 250ms, 300ms, 400ms}));
   EXPECT_LT(arrivals[1] - arrivals[0], 100ms);  // the limit is broken

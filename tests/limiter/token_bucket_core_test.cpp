@@ -387,7 +387,7 @@ TEST(TokenBucketCore, SetAfterZeroLimit) {
   EXPECT_EQ(w.delay, d);
 }
 
-// Issue 71154: at a tiny rate the wait overflowed a Duration and came out negative.
+// Go issue 71154: at a tiny rate the wait overflowed a Duration and came out negative.
 TEST(TokenBucketCore, TinyLimit) {
   TokenBucketCore lim(1e-10, 1);
   EXPECT_TRUE(lim.allow_at(t0));

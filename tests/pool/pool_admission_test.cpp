@@ -1,5 +1,5 @@
 // Admission in a bubble (virtual time, exact): backpressure, rejection, time-bounded admission,
-// and the three ways a blocked submitter wakes up (source 002, sections 04 and 09).
+// and the three ways a blocked submitter wakes up (room, close, deadline).
 
 #include <chrono>
 #include <memory>

@@ -1,6 +1,6 @@
 // Per-tenant fairness in a bubble (virtual time, exact): round robin across tenants, a cap on
-// queued jobs (errc::tenant_limit, the "429") and a cap on running jobs (source 002, section 10,
-// "Fairness: one customer shouldn't fill the queue").
+// queued jobs (errc::tenant_limit, the "429") and a cap on running jobs (one customer
+// shouldn't fill the queue).
 
 #include <algorithm>
 #include <chrono>

@@ -172,7 +172,7 @@ BUBBLE_TEST(PoolMetrics, ExceptionsAreCaughtCountedAndReported) {
   EXPECT_EQ(pool.stats().completed, 1u);
 }
 
-// Source 002, "Skipping work whose client is gone": a worker that takes a job whose deadline is
+// Skipping work whose client is gone: a worker that takes a job whose deadline is
 // nearer than its expected duration does not run it.
 BUBBLE_TEST(PoolShedding, JobThatCannotFinishBeforeItsDeadlineIsNotRun) {
   bubble::Runtime& rt = bubble::current_runtime();

@@ -1,6 +1,6 @@
 // Priority and aging in a bubble (virtual time, exact): a flood of urgent jobs starves a less
-// urgent one without aging, and delays it by a bounded, exact amount with aging (source 002,
-// section 10, "Priority, and its trap: starvation").
+// urgent one without aging, and delays it by a bounded, exact amount with aging (priority, and its
+// trap: starvation).
 
 #include <chrono>
 #include <vector>

@@ -1,5 +1,5 @@
 // Graceful shutdown in a bubble (virtual time, exact): stop accepting, drain, cancel at the
-// deadline (source 002, section 09), and the nested-submit deadlock (pitfall #4).
+// deadline, and the nested-submit deadlock.
 
 #include <chrono>
 #include <string>
@@ -124,7 +124,7 @@ BUBBLE_TEST(PoolShutdown, DestructorCancelsAtOnceAndStillRunsQueuedJobs) {
   EXPECT_EQ(canceled, 3);
 }
 
-// Source 002's trap: a handler still running after the pool closed calls submit. It gets
+// The shutdown trap: a handler still running after the pool closed calls submit. It gets
 // errc::closed (never a crash), while the pool drains.
 BUBBLE_TEST(PoolShutdown, JobThatSubmitsDuringShutdownGetsClosed) {
   bubble::Runtime& rt = bubble::current_runtime();
@@ -157,9 +157,9 @@ BUBBLE_TEST(PoolShutdown, JobContextEndsWithItsSubmittersContext) {
   EXPECT_EQ(pool.stats().canceled, 1u);
 }
 
-// Pitfall #4: a job that submits into its own pool and waits for the inner job. With both
-// workers running such jobs, the inner jobs never get a worker; the bubble reports the deadlock
-// and names the pool's workers.
+// The nested-submit deadlock: a job that submits into its own pool and waits for the inner job.
+// With both workers running such jobs, the inner jobs never get a worker; the bubble reports the
+// deadlock and names the pool's workers.
 TEST(PoolDeadlock, NestedSubmitIntoTheSamePoolDeadlocks) {
   try {
     bubble::run([](bubble::Runtime& rt) {

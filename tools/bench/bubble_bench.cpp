@@ -1,9 +1,9 @@
 // Benchmarks of the bubble (the simulated runtime), each next to a baseline measured in the same
 // binary: a raw Boost.Context fiber switch and a raw fiber creation.
 //
-// Goals (issue 4), with a recording strategy on and tracing off: a channel ping-pong hand-off
-// <= 40 ns; >= 5 M timer fires per second; 10,000 threads sleeping random durations in < 1 s;
-// a trivial run (2 threads x 10 operations) >= 100,000 runs per second.
+// Goals (docs/PERFORMANCE.md), with a recording strategy on and tracing off: a channel
+// ping-pong hand-off <= 40 ns; >= 5 M timer fires per second; 10,000 threads sleeping random
+// durations in < 1 s; a trivial run (2 threads x 10 operations) >= 100,000 runs per second.
 
 #include <benchmark/benchmark.h>
 

@@ -5,8 +5,7 @@
 //                                                            std::chrono::steady_clock
 //   RateLimiter::try_submit with an empty bucket          vs  std::mutex + token counter
 //
-// Figures and the command that produced them: /work/plan/notes-limiter.md (merged into
-// docs/PERFORMANCE.md).
+// Figures and the command that produced them: docs/PERFORMANCE.md.
 #include <bubble/pool.hpp>
 #include <bubble/rate_limiter.hpp>
 #include <bubble/runtime.hpp>

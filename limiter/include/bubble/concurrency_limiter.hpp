@@ -12,9 +12,9 @@
 
 namespace bubble {
 
-// ConcurrencyLimiter lets at most `limit` units of work be in flight at once (source 002, "rate
-// limits vs concurrency limits"): the rule "at most 50 people inside", where a rate limit is "10
-// customers per minute". When the work slows down, a concurrency limit automatically lets less
+// ConcurrencyLimiter lets at most `limit` units of work be in flight at once (a concurrency limit,
+// not a rate limit): the rule "at most 50 people inside", where a rate limit is "10 customers per
+// minute". When the work slows down, a concurrency limit automatically lets less
 // in (in flight = rate x time per job, Little's law), which is the relief a struggling
 // dependency needs; a rate limit would keep sending at the same pace. In practice, use both: a
 // rate limit for the contract (TokenBucket, RateLimiter), a concurrency limit for safety.

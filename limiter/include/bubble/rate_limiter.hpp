@@ -18,7 +18,7 @@
 
 namespace bubble {
 
-// RateLimiter limits how many jobs are submitted to a Pool per unit of time (source 000): useful
+// RateLimiter limits how many jobs are submitted to a Pool per unit of time: useful
 // when the system downstream has a rate limit of its own, such as an API that allows 10 calls per
 // second. (The pool's worker count limits how many run at once; this limits how many start.)
 //

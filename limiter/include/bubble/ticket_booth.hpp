@@ -14,7 +14,7 @@
 namespace bubble {
 
 // TicketBooth issues one ticket every window / n, the interval measured from the moment the
-// previous ticket was taken (source 003): a thread plays the booth, hands each ticket to one
+// previous ticket was taken: a thread plays the booth, hands each ticket to one
 // taker over an unbuffered channel, and only then re-arms a Timer for the next one.
 //
 // So, however slow the takers, two tickets never come out less than an interval apart, and there

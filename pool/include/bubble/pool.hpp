@@ -15,9 +15,10 @@
 
 namespace bubble {
 
-// Pool is a fixed set of worker threads serving a bounded queue of jobs: the production-shaped
-// pool of source 002 (sections 04, 07, 09 and 10), written on the Runtime and the framework's
-// primitives only, so it runs unchanged on real threads and in a bubble (virtual time).
+// Pool is a fixed set of worker threads serving a bounded queue of jobs: a production-shaped
+// pool (backpressure, graceful shutdown, tenant fairness, priorities), written on the Runtime and
+// the framework's primitives only, so it runs unchanged on real threads and in a bubble (virtual
+// time).
 //
 // Admission (backpressure and load shedding). The queue holds at most
 // PoolOptions::queue_capacity jobs. When it is full, submit() waits for room (the caller is slowed
@@ -55,9 +56,9 @@ namespace bubble {
 // RC_ASSERT failures must reach the property, not be counted as a failed job.
 //
 // Nested submits. A job that submits into its own pool and waits for the inner job can
-// deadlock: when every worker runs such a job, the inner jobs never get a worker (source 002,
-// pitfall #4). In a bubble the run fails with bubble::DeadlockError naming the pool's workers;
-// give the inner jobs their own pool (a bulkhead).
+// deadlock: when every worker runs such a job, the inner jobs never get a worker. In a
+// bubble the run fails with bubble::DeadlockError naming the pool's workers; give the inner jobs
+// their own pool (a bulkhead).
 //
 // Thread safety: every member may be called concurrently from any thread of the pool's runtime,
 // including from the pool's own jobs (except waiting submits into a full pool, see above). The
@@ -99,7 +100,7 @@ class Pool {
                                               JobOptions opts = {},
                                               SourceLocation where = SourceLocation::current());
 
-  // Graceful shutdown, the three steps of source 002 section 09:
+  // Graceful shutdown, in three steps:
   //   1. stop accepting: later submits, and submits waiting for room, return errc::closed;
   //   2. drain: the workers finish the running jobs and every queued one, then stop;
   //   3. if `ctx` ends before they have stopped: cancel the pool (every running job's context
