@@ -74,6 +74,12 @@ struct ExploreOutcome {
 ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>& body,
                        const ExploreOptions& options = {});
 
+// The failure file of a failed BUBBLE_TEST `test` ("Suite.Name"), as run_test() writes it when
+// BUBBLE_FAILURE_FILE is set: one JSON object with "format": "bubble-failure-1", "kind": "test",
+// "test", "strategy" (the failing run's), "command" (outcome.replay_line without "replay: ": the
+// command that reproduces the run) and "message" (outcome.message). `bubble replay` reads it.
+std::string failure_file_json(const std::string& test, const ExploreOutcome& outcome);
+
 // The command that runs only the current GoogleTest test of this process, for replay lines:
 // the program (argv[0] as given to InitGoogleTest, else /proc/self/exe) followed by
 // "--gtest_filter=<Suite>.<Name>". Only the program when called outside a test.
