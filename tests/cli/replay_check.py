@@ -29,10 +29,15 @@ def check_property(bubble, work):
     assert f["property"] == "a pool that closes before draining loses accepted jobs", f
     assert f["reproduce"] and f["schedule"], f
     assert "pool property violated" in f["message"], f["message"]
+    # The recorded schedule is the one of the shrunk case's failing run, which its message names.
+    assert f["message"].endswith("BUBBLE_STRATEGY=" + f["schedule"]), (f["schedule"], f["message"])
     outputs, traces, charts = [], [], []
     for i in range(2):
         text = os.path.join(work, "replay%d.trace" % i)
         chrome = os.path.join(work, "replay%d.trace.json" % i)
+        for path in (text, chrome):
+            if os.path.exists(path):
+                os.remove(path)
         r = run([bubble, "replay", failure, "--trace-text", text, "--trace-chrome", chrome])
         assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
         # The replay prints the recorded message first, byte for byte, then says so.

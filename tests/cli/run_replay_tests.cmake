@@ -33,6 +33,8 @@ lines = [json.loads(line) for line in r.stdout.splitlines()]
 props, summary = lines[:-1], lines[-1]['summary']
 assert len(props) == 3 and all(not p['passed'] and p['suite'] == 'exhibits' for p in props), props
 assert props[0]['failure_file'] == sys.argv[1] and 'pool property violated' in props[0]['message']
+# Each failure's schedule is its shrunk case's failing run's, which the message ends with.
+assert all(p['message'].endswith('BUBBLE_STRATEGY=' + p['schedule']) for p in props), props
 assert summary == {'suites': 1, 'passed': 0, 'failed': 3, 'seed': 5}, summary
 json.load(open(sys.argv[1]))
 " ${out}/json-failure.json ${bubble} run exhibits --cases 300 --seed 5 --json

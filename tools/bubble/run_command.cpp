@@ -117,6 +117,7 @@ int run_suites(const RunArgs& args) {
           if (f.property != p.property) continue;
           j["message"] = f.message;
           j["reproduce"] = f.reproduce;
+          j["schedule"] = f.schedule;
           if (&f == &result.failed.front() && !file.empty()) j["failure_file"] = file;
         }
         fmt::print("{}\n", j.dump());
@@ -170,8 +171,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_flag("--verbose", args->verbose, "Print every property's report");
   run->add_flag("--json", args->json,
                 "Print one JSON object per line instead of the report: one per property (suite, "
-                "property, passed, cases, seconds; a failure adds message, reproduce and "
-                "failure_file), then {\"summary\": {suites, passed, failed, seed}}");
+                "property, passed, cases, seconds; a failure adds message, reproduce, schedule "
+                "and failure_file), then {\"summary\": {suites, passed, failed, seed}}");
   run->add_option("--failure-file", args->failure_file,
                   "Where to write the run's first failure (default: bubble-failure-<suite>.json "
                   "for each failing suite)");
