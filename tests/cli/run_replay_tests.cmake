@@ -24,6 +24,15 @@ cli_test(run_bad_failure_file 2 "^bubble run: --failure-file /nonexistent/dir/f.
 cli_test(unknown_command 2 "^bubble: .*bogus" ${bubble} bogus)
 cli_test(top_help 0 "^  bubble run exhibits && bubble replay" ${bubble} --help)
 
+# Not a terminal: plain lines, no progress line rewritten with carriage returns.
+add_test(NAME cli.run_plain_lines_when_not_a_terminal COMMAND python3 -c "
+import subprocess, sys
+out = subprocess.run(sys.argv[1:], check=True, capture_output=True).stdout
+assert b'\\r' not in out and b'\\x1b' not in out, out
+assert b'  ok   rate limiter never admits more than n per interval (300 cases' in out, out
+" ${bubble} run limiter --cases 300 --seed 2)
+set_tests_properties(cli.run_plain_lines_when_not_a_terminal PROPERTIES LABELS cli)
+
 # run --json: one object per property, then the summary; a failure names its file.
 add_test(NAME cli.run_json COMMAND python3 -c "
 import json, subprocess, sys
