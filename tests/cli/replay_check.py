@@ -72,6 +72,8 @@ def check_test(bubble, program, work):
     assert f["command"].startswith("BUBBLE_STRATEGY=fifo "), f
     assert "--gtest_filter=KnownBad.UnlockedIncrementsLoseAnUpdate" in f["command"], f
     assert "replay: " + f["command"] in f["message"], f
+    # The message holds the assertion that failed, not only a reference to it.
+    assert "known_bad_test_program.cpp:" in f["message"] and "Which is: 1" in f["message"], f
     r = run([bubble, "replay", failure])
     assert r.returncode == 1, r
     assert "cannot run" in r.stdout and "  " + f["command"] + "\n" in r.stdout, r.stdout

@@ -131,8 +131,8 @@ std::string failure_file_json(const std::string& test, const ExploreOutcome& out
   if (command.rfind(prefix, 0) == 0) command.erase(0, prefix.size());
   return "{\n  \"format\": \"bubble-failure-1\",\n  \"kind\": \"test\",\n  \"test\": " +
          quoted(test) + ",\n  \"strategy\": " + quoted(outcome.failed_strategy.to_string()) +
-         ",\n  \"command\": " + quoted(command) + ",\n  \"message\": " + quoted(outcome.message) +
-         "\n}\n";
+         ",\n  \"command\": " + quoted(command) +
+         ",\n  \"message\": " + quoted(outcome.assertion_failures + outcome.message) + "\n}\n";
 }
 
 std::string current_test_command() {
@@ -225,6 +225,13 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
         }
 
         outcome.failed = true;
+        for (int p = before; p < parts.size(); ++p) {
+          const ::testing::TestPartResult& r = parts.GetTestPartResult(p);
+          if (!r.failed()) continue;
+          outcome.assertion_failures +=
+              std::string(r.file_name() != nullptr ? r.file_name() : "unknown file") + ":" +
+              std::to_string(r.line_number()) + ": " + r.message() + "\n";
+        }
         outcome.failed_schedule = k;
         outcome.failed_strategy = run_options.strategy;
         const std::string which = plan.exploring()
