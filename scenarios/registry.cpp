@@ -5,7 +5,7 @@ namespace bubble::scenarios {
 
 const std::vector<ScenarioSuite>& all_suites() {
   static const std::vector<ScenarioSuite> suites = {limiter_suite(), pool_suite(),
-                                                    timing_bugs_suite()};
+                                                    timing_bugs_suite(), exhibits_suite()};
   return suites;
 }
 

@@ -5,11 +5,12 @@
 namespace bubble::cli {
 
 // Each function adds one subcommand of the `bubble` command to `app`; the subcommand's callback
-// does the work and sets `exit_code` (0 on success, 1 when something it ran failed).
+// does the work and sets `exit_code`: 0 on success, 1 when something it ran failed. Bad usage
+// throws OptionError (option_error.hpp), which main() reports in one line with status 2.
 void add_list_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
+void add_replay_command(CLI::App& app, int& exit_code);
 void add_limiter_command(CLI::App& app, int& exit_code);
-// `bubble sim` and `bubble size` set exit_code 2 for bad usage.
 void add_sim_command(CLI::App& app, int& exit_code);
 void add_size_command(CLI::App& app, int& exit_code);
 

@@ -1,25 +1,87 @@
 // `bubble limiter replay`: token-bucket decisions for a log of requests read from stdin.
+#include <bubble/sim/parse.hpp>
 #include <bubble/token_bucket_replay.hpp>
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
+#include "option_error.hpp"
 
 namespace bubble::cli {
+namespace {
+
+// --rate: a finite number >= 0, or inf spelled out (a number too large for a double, 1e400, is
+// an error, not infinity).
+double strict_rate(const std::string& text) {
+  double rate = 0;
+  try {
+    rate = parse_rate(text);
+  } catch (const std::invalid_argument&) {
+    rate = std::nan("");
+  }
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const bool spelled_inf = lower.find("inf") != std::string::npos;
+  if (std::isnan(rate) || (std::isinf(rate) && !spelled_inf)) {
+    throw OptionError(
+        fmt::format("--rate {}: expected a finite number of tokens per second >= 0, or inf", text));
+  }
+  return rate;
+}
+
+// Checks that the request times of `log` (the first field of every request line) are >= 0 and
+// never decrease; throws OptionError naming the line and the time otherwise. Malformed lines are
+// left to replay_decisions.
+void check_times(const std::string& log) {
+  std::istringstream in(log);
+  std::string line;
+  std::int64_t previous = 0;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    std::istringstream fields(line);
+    std::string first;
+    if (!(fields >> first) || first.front() == '#') continue;
+    std::int64_t t = 0;
+    const char* begin = first.data() + (first.front() == '+' ? 1 : 0);
+    const auto [end, ec] = std::from_chars(begin, first.data() + first.size(), t);
+    if (ec != std::errc{} || end != first.data() + first.size()) continue;
+    if (t < 0) {
+      throw OptionError(
+          fmt::format("stdin line {}: time {}: expected nanoseconds >= 0", number, first));
+    }
+    if (t < previous) {
+      throw OptionError(fmt::format(
+          "stdin line {}: time {}: expected times that never decrease (the line before is at {})",
+          number, first, previous));
+    }
+    previous = t;
+  }
+}
+
+}  // namespace
 
 void add_limiter_command(CLI::App& app, int& exit_code) {
   auto* limiter = app.add_subcommand("limiter", "Rate limiters: replay token-bucket decisions");
   limiter->require_subcommand(1);
+  limiter->footer(R"(Examples:
+  printf '0 allow 1\n0 reserve 2\n' | bubble limiter replay --rate 10 --burst 2)");
 
   struct Args {
     std::string rate;
-    int burst = 0;
+    std::string burst;
   };
   auto args = std::make_shared<Args>();
   auto* replay = limiter->add_subcommand(
@@ -28,22 +90,34 @@ void add_limiter_command(CLI::App& app, int& exit_code) {
       "'true'/'false' for allow, '<ok> <delay_ns>' for reserve (golang.org/x/time/rate "
       "semantics;\na refused reservation's delay is 9223372036854775807). Blank lines and "
       "'#' comments are skipped.");
+  replay->footer(R"(Examples:
+  printf '0 allow 1\n0 allow 2\n0 reserve 1\n300000000 allow 2\n' | \
+    bubble limiter replay --rate 10 --burst 2
+  # prints: true, false, true 0, true (one per line)
+
+Times are nanoseconds >= 0 on one clock and never decrease. Exit status: 0 when every line was
+decided, 2 for bad usage: a bad option, or a malformed, negative or decreasing line (the decisions
+of the lines before a malformed one are printed first).)");
   replay->add_option("--rate", args->rate, "Refill rate in tokens per second (>= 0, or inf)")
       ->required();
   replay->add_option("--burst", args->burst, "Bucket size (>= 0); the bucket starts full")
       ->required();
   replay->callback([args, &exit_code] {
+    const double rate = strict_rate(args->rate);
+    const int burst = static_cast<int>(parse_option(
+        "--burst", args->burst, [](auto v) { return sim::parse_integer(v, 0, INT_MAX); }));
+    std::ios::sync_with_stdio(false);
+    std::stringstream log;
+    log << std::cin.rdbuf();
+    check_times(log.str());
     try {
-      const double rate = parse_rate(args->rate);
-      std::ios::sync_with_stdio(false);
-      replay_decisions(std::cin, std::cout, rate, args->burst);
-      std::cout.flush();
-      exit_code = 0;
+      replay_decisions(log, std::cout, rate, burst);
     } catch (const std::invalid_argument& e) {
       std::cout.flush();
-      fmt::print(stderr, "bubble limiter replay: {}\n", e.what());
-      exit_code = 1;
+      throw OptionError(fmt::format("stdin {}", e.what()));
     }
+    std::cout.flush();
+    exit_code = 0;
   });
 }
 

@@ -1,4 +1,4 @@
-// The `bubble` command: runs, explores and replays scenario suites.
+// The `bubble` command: runs, explores and replays scenario suites, simulates and sizes pools.
 #include <bubble/version.hpp>
 
 #include <fmt/core.h>
@@ -6,28 +6,56 @@
 #include <string>
 
 #include "commands.hpp"
+#include "option_error.hpp"
 
+namespace {
+
+// "bubble limiter replay": the command and the deepest subcommand given on the command line.
+std::string command_name(const CLI::App& app) {
+  std::string name = "bubble";
+  const CLI::App* at = &app;
+  for (;;) {
+    const auto parsed = at->get_subcommands();
+    if (parsed.empty()) return name;
+    at = parsed.front();
+    name += " " + at->get_name();
+  }
+}
+
+}  // namespace
+
+// Exit status: 0 when everything held, 1 when a property (or a replayed failure) failed, 2 for
+// every kind of bad usage, reported in one line that names the option and its value.
 int main(int argc, char** argv) {
   CLI::App app{"bubble: deterministic testing of concurrent C++ code, in virtual time"};
   app.set_version_flag("--version", std::string(bubble::kVersion));
   app.require_subcommand(0, 1);
+  app.footer(R"(Examples:
+  bubble list
+  bubble run
+  bubble run exhibits && bubble replay bubble-failure-exhibits.json
+  bubble sim --workers 4 --job-time exp:100ms --arrivals poisson:30/s
+  bubble size --rate 300/s --latency 80ms
+
+`bubble <command> --help` describes each command. Exit status: 0 when everything held, 1 when a
+property failed, 2 for bad usage.)");
   int exit_code = 0;
   bubble::cli::add_list_command(app, exit_code);
   bubble::cli::add_run_command(app, exit_code);
+  bubble::cli::add_replay_command(app, exit_code);
   bubble::cli::add_limiter_command(app, exit_code);
   bubble::cli::add_sim_command(app, exit_code);
   bubble::cli::add_size_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // `bubble sim` and `bubble size` report every kind of bad usage in one line, with status 2.
-    for (const char* name : {"sim", "size"}) {
-      if (e.get_exit_code() != 0 && app.got_subcommand(name)) {
-        fmt::print(stderr, "bubble {}: {}\n", name, e.what());
-        return 2;
-      }
-    }
-    return app.exit(e);
+    // --help and --version end the parse with status 0; CLI11 prints them.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "{}: {}\n", command_name(app), e.what());
+    return 2;
+  } catch (const bubble::cli::OptionError& e) {
+    fmt::print(stderr, "{}: {}\n", command_name(app), e.what());
+    return 2;
   }
   if (app.get_subcommands().empty()) {
     fmt::print("{}\n", app.help());

@@ -102,6 +102,39 @@ std::string describe_exception(std::exception_ptr e) {
 
 }  // namespace
 
+std::string failure_file_json(const std::string& test, const ExploreOutcome& outcome) {
+  // JSON string escaping (RFC 8259): quote, backslash and control characters.
+  auto quoted = [](const std::string& text) {
+    std::string out = "\"";
+    for (const char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (u < 0x20) {
+        constexpr char kHex[] = "0123456789abcdef";
+        out += "\\u00";
+        out += kHex[u >> 4U];
+        out += kHex[u & 0xFU];
+      } else {
+        out += c;
+      }
+    }
+    return out + "\"";
+  };
+  const std::string prefix = "replay: ";
+  std::string command = outcome.replay_line;
+  if (command.rfind(prefix, 0) == 0) command.erase(0, prefix.size());
+  return "{\n  \"format\": \"bubble-failure-1\",\n  \"kind\": \"test\",\n  \"test\": " +
+         quoted(test) + ",\n  \"strategy\": " + quoted(outcome.failed_strategy.to_string()) +
+         ",\n  \"command\": " + quoted(command) +
+         ",\n  \"message\": " + quoted(outcome.assertion_failures + outcome.message) + "\n}\n";
+}
+
 std::string current_test_command() {
   std::string program;
   const std::vector<std::string> argv = ::testing::internal::GetArgvs();
@@ -192,6 +225,13 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
         }
 
         outcome.failed = true;
+        for (int p = before; p < parts.size(); ++p) {
+          const ::testing::TestPartResult& r = parts.GetTestPartResult(p);
+          if (!r.failed()) continue;
+          outcome.assertion_failures +=
+              std::string(r.file_name() != nullptr ? r.file_name() : "unknown file") + ":" +
+              std::to_string(r.line_number()) + ": " + r.message() + "\n";
+        }
         outcome.failed_schedule = k;
         outcome.failed_strategy = run_options.strategy;
         const std::string which = plan.exploring()

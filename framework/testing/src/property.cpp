@@ -22,25 +22,53 @@ std::string replay_line_for(const Options& options) {
   return case_schedule_line(options.replay ? options.replay->to_strategy() : options.strategy);
 }
 
+// The strategy that replays a failed run inside its case: the recorded picks for a choices
+// strategy (they end at the failure), the seeded strategy itself otherwise.
+Strategy case_strategy(const RunFailure& e) {
+  return e.strategy().kind() == Strategy::Kind::choices ? e.schedule().to_strategy() : e.strategy();
+}
+
 // A RunFailure's message with its last line, the replay line, replaced by case_schedule_line.
 std::string case_failure_message(const RunFailure& e) {
   std::string message = e.what();
   const std::size_t at = message.rfind("\nreplay: BUBBLE_STRATEGY=");
   if (at != std::string::npos) message.erase(at);
-  Strategy strategy = e.strategy();
-  if (strategy.kind() == Strategy::Kind::choices) {
-    strategy = e.schedule().to_strategy();
-  }
-  return message + "\n" + case_schedule_line(strategy);
+  return message + "\n" + case_schedule_line(case_strategy(e));
 }
 
 [[noreturn]] void fail_case(std::string message) {
   throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure, std::move(message));
 }
 
+thread_local FailedRunRecorder* innermost_recorder = nullptr;
+
 }  // namespace
 
-RunResult run_property(const Options& options, std::function<void(Runtime&)> root) {
+FailedRunRecorder::FailedRunRecorder(bool trace) : trace_(trace), outer_(innermost_recorder) {
+  innermost_recorder = this;
+}
+
+FailedRunRecorder::~FailedRunRecorder() {
+  innermost_recorder = outer_;
+}
+
+std::optional<FailedRun> FailedRunRecorder::take() {
+  std::optional<FailedRun> out = std::move(last_);
+  last_.reset();
+  return out;
+}
+
+FailedRunRecorder* FailedRunRecorder::current() noexcept {
+  return innermost_recorder;
+}
+
+RunResult run_property(const Options& given, std::function<void(Runtime&)> root) {
+  FailedRunRecorder* recorder = FailedRunRecorder::current();
+  Options options = given;
+  if (recorder != nullptr && recorder->traces()) options.trace = true;
+  // The default name, "bubble#<n>", counts the bubbles of the process: a case replayed in another
+  // process would name its run differently, and the case's message would differ.
+  if (options.name.empty()) options.name = "bubble";
   ::testing::TestPartResultArray parts;
   std::optional<RunResult> result;
   std::optional<std::string> failure;
@@ -55,9 +83,21 @@ RunResult run_property(const Options& options, std::function<void(Runtime&)> roo
       result = bubble::run(options, std::move(root));
     } catch (const RunFailure& e) {
       failure = case_failure_message(e);
+      if (recorder != nullptr) {
+        FailedRun run{case_strategy(e), options.trace, {}, {}};
+        if (options.trace) {
+          run.trace_text = e.trace().text();
+          run.trace_chrome = e.trace().chrome_json();
+        }
+        recorder->record(std::move(run));
+      }
     } catch (const rc::detail::CaseResult& r) {
       if (r.type != rc::detail::CaseResult::Type::Failure) throw;
       failure = r.description + "\n" + replay_line_for(options);
+      if (recorder != nullptr) {
+        recorder->record(
+            {options.replay ? options.replay->to_strategy() : options.strategy, false, {}, {}});
+      }
     }
   }
   std::string gtest_failures;

@@ -1,7 +1,9 @@
 #include <bubble/testing.hpp>
 
+#include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -45,6 +47,19 @@ ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const EnvLook
   options.report_line = line;
   options.trace_path = plan.trace_path();
   ExploreOutcome outcome = explore(plan, body, options);
+  const std::optional<std::string> failure_file = env("BUBBLE_FAILURE_FILE");
+  if (outcome.failed && failure_file && !failure_file->empty() && info != nullptr) {
+    const std::string test = std::string(info->test_suite_name()) + "." + info->name();
+    std::ofstream out(*failure_file, std::ios::binary | std::ios::trunc);
+    out << failure_file_json(test, outcome);
+    out.close();
+    if (out) {
+      std::cout << "bubble: failure file written to " << *failure_file << "\n" << std::flush;
+    } else {
+      ADD_FAILURE_AT(file, line) << "bubble: BUBBLE_FAILURE_FILE=" << *failure_file
+                                 << ": cannot write the file";
+    }
+  }
   if (plan.exploring() && !outcome.failed) {
     std::cout << "bubble: explored " << plan.describe() << "\n" << std::flush;
   }

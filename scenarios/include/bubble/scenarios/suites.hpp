@@ -8,5 +8,8 @@ namespace bubble::scenarios {
 ScenarioSuite limiter_suite();
 ScenarioSuite pool_suite();
 ScenarioSuite timing_bugs_suite();
+// The known-bad exhibits under the properties that must catch them: every property fails. Not
+// in the default run; `bubble run exhibits` runs it (to see a failure, its file and its replay).
+ScenarioSuite exhibits_suite();
 
 }  // namespace bubble::scenarios

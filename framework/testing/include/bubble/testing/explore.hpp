@@ -50,6 +50,9 @@ struct ExploreOutcome {
   Strategy failed_strategy;
   std::string replay_line;
   std::string message;
+  // For a failed run: the GoogleTest failures it produced, "<file>:<line>: <message>\n" each (the
+  // failures `message` calls "the GoogleTest failures above"); empty if there were none.
+  std::string assertion_failures;
 };
 
 // Runs `body` as the root thread of a fresh bubble (bubble::run) once for each run of `plan`, in
@@ -73,6 +76,13 @@ struct ExploreOutcome {
 // Returns what happened; never throws for a failure of the body.
 ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>& body,
                        const ExploreOptions& options = {});
+
+// The failure file of a failed BUBBLE_TEST `test` ("Suite.Name"), as run_test() writes it when
+// BUBBLE_FAILURE_FILE is set: one JSON object with "format": "bubble-failure-1", "kind": "test",
+// "test", "strategy" (the failing run's), "command" (outcome.replay_line without "replay: ": the
+// command that reproduces the run) and "message" (outcome.assertion_failures followed by
+// outcome.message). `bubble replay` reads it.
+std::string failure_file_json(const std::string& test, const ExploreOutcome& outcome);
 
 // The command that runs only the current GoogleTest test of this process, for replay lines:
 // the program (argv[0] as given to InitGoogleTest, else /proc/self/exe) followed by

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -32,11 +33,51 @@ namespace bubble::testing {
 // come from RapidCheck, so the whole case is reproduced by RapidCheck's reproduce string
 // (RC_PARAMS="reproduce=...", printed when the program ends) or by rerunning with the same
 // RapidCheck seed; the strategy replays the run only inside that case (Options::strategy).
+// A run without Options::name is named "bubble" (not "bubble#<n>"), so that its messages do not
+// depend on how many bubbles the process ran before: a case replayed in a fresh process reports
+// the same text.
 // Other exceptions (bad options: std::invalid_argument; called inside a bubble: std::logic_error)
 // propagate unchanged. Returns the run's result when it succeeds.
 //
 // Must be called on the property's thread, outside any bubble.
 RunResult run_property(const Options& options, std::function<void(Runtime&)> root);
+
+// The last bubble run of run_property that failed on this thread while a FailedRunRecorder
+// was alive: what replays it inside its case, and its trace.
+struct FailedRun {
+  // The strategy of the case schedule line (replays the run only inside its case).
+  Strategy strategy;
+  // True when the recorder traces and the run ended with a bubble::RunFailure, which carries
+  // the trace (a RapidCheck assertion ends a run with an exception that carries none).
+  bool traced = false;
+  // The run's trace as Trace::text() and Trace::chrome_json() (empty unless `traced`).
+  std::string trace_text;
+  std::string trace_chrome;
+};
+
+// While alive, records the failed runs of run_property on the thread that created it (the last
+// one only). With `trace`, run_property records a trace of every run (Options::trace), so that a
+// failed run's trace is kept. Recorders nest: the innermost one records. Not copyable.
+class FailedRunRecorder {
+ public:
+  explicit FailedRunRecorder(bool trace = false);
+  ~FailedRunRecorder();
+  FailedRunRecorder(const FailedRunRecorder&) = delete;
+  FailedRunRecorder& operator=(const FailedRunRecorder&) = delete;
+
+  // Returns the last failed run recorded and forgets it (nullopt when none failed since).
+  std::optional<FailedRun> take();
+
+  // The innermost recorder alive on this thread, or nullptr (used by run_property).
+  static FailedRunRecorder* current() noexcept;
+  bool traces() const noexcept { return trace_; }
+  void record(FailedRun run) { last_ = std::move(run); }
+
+ private:
+  bool trace_;
+  FailedRunRecorder* outer_;
+  std::optional<FailedRun> last_;
+};
 
 // The label of the case schedule line of run_property's failures.
 inline const std::string kCaseScheduleLabel =

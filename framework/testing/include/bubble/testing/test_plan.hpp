@@ -37,6 +37,11 @@
 //                                as text and to <file>.json in Chrome's trace format (Perfetto).
 //                                Meant for replaying one test: every BUBBLE_TEST of the process
 //                                writes to the same files.
+//   BUBBLE_FAILURE_FILE=<file>   When a BUBBLE_TEST fails, write a failure file to <file> (JSON:
+//                                the test, the failing strategy, the command that reproduces it
+//                                and the message; see failure_file_json in explore.hpp), which
+//                                `bubble replay <file>` reads. Like BUBBLE_TRACE, shared by every
+//                                test of the process: the last failing test's file remains.
 //
 // With none of them set, the body runs once under fifo, the default strategy. A variable set to
 // an empty or blank value counts as unset.
