@@ -84,8 +84,9 @@ namespace bubble {
 // process terminates after printing the failure report.
 struct Unwind final {};
 
-// 2000-01-01T00:00:00Z, the default start of a bubble's clock (as in Go's synctest).
-inline constexpr WallTime kDefaultStart{Duration{946'684'800'000'000'000LL}};
+// 2000-01-01T00:00:00Z, the default start of a bubble's clock (as in Go's synctest); kStart is
+// the same instant as a TimePoint, what now() returns at the start of such a run.
+inline constexpr WallTime kDefaultStart{kStart.time_since_epoch()};
 
 struct Options {
   // Where the clock starts. now() is the TimePoint with the same count since the epoch, and
