@@ -63,6 +63,13 @@ const Trace& RunFailure::trace() const noexcept {
   return trace_ ? *trace_ : kEmpty;
 }
 
+void RunFailure::rethrow_original() const {
+  // bubble::run throws a RunFailure that carries the thread's exception with
+  // std::throw_with_nested, which makes the thrown object derive from std::nested_exception too.
+  const auto* nested = dynamic_cast<const std::nested_exception*>(this);
+  if (nested != nullptr && nested->nested_ptr() != nullptr) nested->rethrow_nested();
+}
+
 namespace {
 
 // The strategy text that reproduces a run: seeded strategies reproduce themselves; a choices
@@ -665,6 +672,11 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
       try {
         std::rethrow_exception(failure_exception_);
       } catch (const std::exception&) {
+        if (options_.rethrow_original) {
+          std::fprintf(stderr, "%s\n", failure_message_.c_str());
+          std::fflush(stderr);
+          throw;
+        }
         std::throw_with_nested(RunFailure(failure_message_, schedule_, strategy_, trace));
       }
       // Not derived from std::exception: rethrown unchanged (documented in bubble.hpp).
