@@ -121,6 +121,11 @@ struct Options {
   std::string name{};
   // Appended to the replay line of failures, e.g. "./pool_tests --gtest_filter=Pool.Drains".
   std::string replay_command{};
+  // The seed of the run's random streams (bubble::random(), see random.hpp). It is independent of
+  // the strategy, so every schedule of a program (and every replay of one) draws the same numbers
+  // in each thread: exploring schedules changes interleavings, not data. Vary it to vary the
+  // data; within a RapidCheck property, draw the program's inputs from RapidCheck instead.
+  std::uint64_t random_seed = 0;
   // When an exception derived from std::exception escapes a bubble thread, run() writes the
   // failure's message (ending with the replay line) to stderr and rethrows that exception with its
   // own type, instead of a RunFailure nesting it; `EXPECT_THROW(run(...), std::out_of_range)`
