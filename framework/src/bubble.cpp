@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <typeinfo>
@@ -32,6 +33,7 @@
 
 #include <bubble/detail/wait_queue.hpp>
 
+#include "bubble_random.hpp"
 #include "bubble_stack.hpp"
 #include "bubble_watchdog.hpp"
 
@@ -61,6 +63,13 @@ RunFailure::RunFailure(const std::string& message, Schedule schedule, Strategy s
 const Trace& RunFailure::trace() const noexcept {
   static const Trace kEmpty;
   return trace_ ? *trace_ : kEmpty;
+}
+
+void RunFailure::rethrow_original() const {
+  // bubble::run throws a RunFailure that carries the thread's exception with
+  // std::throw_with_nested, which makes the thrown object derive from std::nested_exception too.
+  const auto* nested = dynamic_cast<const std::nested_exception*>(this);
+  if (nested != nullptr && nested->nested_ptr() != nullptr) nested->rethrow_nested();
 }
 
 namespace {
@@ -199,6 +208,11 @@ struct BThread : Ctx {
   detail::WaitQueue joiners;     // Threads blocked in join().
   BThread* prev_live = nullptr;  // The list of threads that have not exited, in creation order.
   BThread* next_live = nullptr;
+  // bubble::random(): the key of this thread's stream (from its parent's key and its number among
+  // the parent's children), how many threads it has spawned, and the stream, made on first use.
+  std::uint64_t random_key = 0;
+  std::uint64_t children = 0;
+  std::optional<Random> random;
 };
 
 // A ring buffer of runnable threads; removal at any index (strategies pick from the middle).
@@ -372,6 +386,7 @@ class Bubble final : public Runtime {
   ParkResult park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) override;
   void unpark(Waiter& waiter) noexcept override;
   TimerId schedule_at(TimePoint deadline, std::function<void()> callback) override;
+  Random* random_source() noexcept;
   bool cancel_timer(TimerId id) noexcept override;
   void schedule_point(const WaitInfo& what) override;
   void yield(SourceLocation where) override;
@@ -498,6 +513,12 @@ class Bubble final : public Runtime {
 
   // Strategy state and recording.
   Rng rng_;
+  // bubble::random(): the key every stream is derived from (Options::random_seed), the threads
+  // spawned outside any thread (the root, then threads spawned by timer callbacks), and the
+  // stream of timer callbacks, made on first use.
+  std::uint64_t random_key_ = 0;
+  std::uint64_t callback_children_ = 0;
+  std::optional<Random> callback_random_;
   std::size_t choice_pos_ = 0;
   struct ChangePoint {
     std::uint64_t step;
@@ -572,6 +593,7 @@ Bubble::Bubble(const Options& options)
                                 format_duration(options.max_virtual_time));
   }
   rng_.seed(strategy_.seed());
+  random_key_ = detail::derive_random_key(options.random_seed, 0);
   fifo_ = strategy_.kind() == Strategy::Kind::fifo;
   if (strategy_.kind() == Strategy::Kind::pct) {
     // depth - 1 change points, uniformly in [1, steps]; the i-th drawn lowers the running
@@ -665,6 +687,11 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
       try {
         std::rethrow_exception(failure_exception_);
       } catch (const std::exception&) {
+        if (options_.rethrow_original) {
+          std::fprintf(stderr, "%s\n", failure_message_.c_str());
+          std::fflush(stderr);
+          throw;
+        }
         std::throw_with_nested(RunFailure(failure_message_, schedule_, strategy_, trace));
       }
       // Not derived from std::exception: rethrown unchanged (documented in bubble.hpp).
@@ -953,6 +980,11 @@ std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void
   t->spawned_at = where;
   t->what = WaitInfo{"spawned", 0, where};
   t->unwind = unwind_all_;  // A thread spawned during the teardown runs normally, as the others.
+  if (current_ != nullptr) {
+    t->random_key = detail::derive_random_key(current_->random_key, ++current_->children);
+  } else {  // The root, or a thread spawned by a timer callback.
+    t->random_key = detail::derive_random_key(random_key_, ++callback_children_);
+  }
   if (strategy_.kind() == Strategy::Kind::pct) {
     t->priority = static_cast<std::uint64_t>(strategy_.depth()) + (rng_.next() >> 2);
   }
@@ -1073,6 +1105,15 @@ void Bubble::unpark(Waiter& waiter) noexcept {
   if (tracing_) [[unlikely]]
     trace_wake(t);
   make_runnable(t);
+}
+
+Random* Bubble::random_source() noexcept {
+  std::optional<Random>& r = current_ != nullptr ? current_->random : callback_random_;
+  if (!r) {
+    r.emplace(current_ != nullptr ? current_->random_key
+                                  : detail::derive_random_key(random_key_, 0));
+  }
+  return &*r;
 }
 
 void Bubble::make_runnable(BThread* t) noexcept {
@@ -1549,5 +1590,11 @@ void sleep_and_wait(Duration d, SourceLocation where) {
   sleep_for(d, where);
   wait(where);
 }
+
+namespace detail {
+Random* bubble_random() noexcept {
+  return tl_bubble != nullptr ? tl_bubble->random_source() : nullptr;
+}
+}  // namespace detail
 
 }  // namespace bubble

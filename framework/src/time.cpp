@@ -3,6 +3,7 @@
 #include <bubble/runtime.hpp>
 
 #include <cstdio>
+#include <ostream>
 #include <string>
 
 namespace bubble {
@@ -68,6 +69,22 @@ std::string format_duration(Duration d) {
     }
   }
   return sign + buf;
+}
+
+std::string format_time(TimePoint t) {
+  if (t == kNoDeadline) return "no deadline";
+  // A time point less than half-way from the origin to kStart (before about 1985 as a bubble's
+  // time) belongs to a clock that counts from another origin: the steady clock counts from boot.
+  const Duration since_origin = t.time_since_epoch();
+  if (since_origin < kStart.time_since_epoch() / 2) {
+    return format_duration(since_origin) + " since the clock's origin";
+  }
+  const Duration d = t - kStart;
+  return (d < Duration::zero() ? "" : "+") + format_duration(d) + " since start";
+}
+
+void PrintTo(TimePoint t, std::ostream* os) {
+  *os << format_time(t);
 }
 
 }  // namespace bubble

@@ -25,10 +25,6 @@ using namespace std::chrono_literals;
 using bubble::Runtime;
 using bubble::TimePoint;
 
-TimePoint start_point() {
-  return TimePoint{bubble::kDefaultStart.time_since_epoch()};
-}
-
 // A 100-hop relay over unbuffered channels finishes before wait() returns.
 TEST(BubbleConformance, RelayOf100HopsFinishesBeforeWaitReturns) {
   bubble::run([](Runtime& rt) {
@@ -48,7 +44,7 @@ TEST(BubbleConformance, RelayOf100HopsFinishesBeforeWaitReturns) {
     ASSERT_FALSE(chans[0]->send(0));
     bubble::wait();
     EXPECT_EQ(result, kHops);
-    EXPECT_EQ(rt.now(), start_point());
+    EXPECT_EQ(rt.now(), bubble::kStart);
   });
 }
 
@@ -59,8 +55,8 @@ TEST(BubbleConformance, TimerDeliversItsScheduledTimeWhenReadLater) {
     rt.sleep_for(2s);
     auto v = t.channel().receive();
     ASSERT_TRUE(v.has_value());
-    EXPECT_EQ(*v, start_point() + 1s);
-    EXPECT_EQ(rt.now(), start_point() + 2s);
+    EXPECT_EQ(*v, bubble::kStart + 1s);
+    EXPECT_EQ(rt.now(), bubble::kStart + 2s);
   });
 }
 
@@ -68,13 +64,13 @@ TEST(BubbleConformance, TimerDeliversItsScheduledTimeWhenReadLater) {
 TEST(BubbleConformance, TimerResetCountsFromTheCurrentTime) {
   bubble::run([](Runtime& rt) {
     bubble::Timer t(1s, rt);
-    EXPECT_EQ(*t.channel().receive(), start_point() + 1s);
-    EXPECT_EQ(rt.now(), start_point() + 1s);
+    EXPECT_EQ(*t.channel().receive(), bubble::kStart + 1s);
+    EXPECT_EQ(rt.now(), bubble::kStart + 1s);
     EXPECT_FALSE(t.reset(2s));
-    EXPECT_EQ(*t.channel().receive(), start_point() + 3s);
+    EXPECT_EQ(*t.channel().receive(), bubble::kStart + 3s);
     EXPECT_FALSE(t.reset(4s));
-    EXPECT_EQ(*t.channel().receive(), start_point() + 7s);
-    EXPECT_EQ(rt.now(), start_point() + 7s);
+    EXPECT_EQ(*t.channel().receive(), bubble::kStart + 7s);
+    EXPECT_EQ(rt.now(), bubble::kStart + 7s);
   });
 }
 
@@ -86,7 +82,7 @@ TEST(BubbleConformance, ZeroDurationTimerFiresWithoutIdleness) {
       for (int i = 0; i < 1000; ++i) rt.yield();
     });
     auto v = t.channel().receive();
-    EXPECT_EQ(*v, start_point());
+    EXPECT_EQ(*v, bubble::kStart);
   });
 }
 
@@ -110,7 +106,7 @@ TEST(BubbleConformance, AfterFuncThatSpawnsASleeper) {
     bubble::wait();
     EXPECT_TRUE(func_ran);
     EXPECT_TRUE(sleeper_done);
-    EXPECT_EQ(sleeper_woke, start_point() + 2s);
+    EXPECT_EQ(sleeper_woke, bubble::kStart + 2s);
   });
 }
 
@@ -180,7 +176,7 @@ TEST(BubbleConformance, CondVarSignalAndBroadcast) {
     }
     cv.notify_one();
     waiter.join();
-    EXPECT_EQ(woke, start_point() + 1ms);
+    EXPECT_EQ(woke, bubble::kStart + 1ms);
 
     int woken = 0;
     bool go = false;
@@ -214,7 +210,7 @@ TEST(BubbleConformance, WaitGroupWaitTakesTheWorkersSecond) {
       wg.done();
     });
     wg.wait();
-    EXPECT_EQ(rt.now(), start_point() + 1s);
+    EXPECT_EQ(rt.now(), bubble::kStart + 1s);
   });
 }
 
@@ -233,7 +229,7 @@ TEST(BubbleConformance, MutexIsDurable) {
     rt.sleep_for(1s);
     lock.unlock();
     t.join();
-    EXPECT_EQ(got, start_point() + 1s);
+    EXPECT_EQ(got, bubble::kStart + 1s);
   });
 }
 
@@ -282,8 +278,8 @@ TEST(BubbleConformance, SemaphoreAndChannelAreDurable) {
     ASSERT_FALSE(ch.send(1));
     a.join();
     r.join();
-    EXPECT_EQ(acquired, start_point() + 2s);
-    EXPECT_EQ(received, start_point() + 3s);
+    EXPECT_EQ(acquired, bubble::kStart + 2s);
+    EXPECT_EQ(received, bubble::kStart + 3s);
   });
 }
 

@@ -27,10 +27,6 @@ using bubble::errc;
 using bubble::Runtime;
 using bubble::TimePoint;
 
-TimePoint start_point() {
-  return TimePoint{bubble::kDefaultStart.time_since_epoch()};
-}
-
 // The ticket booth, Ticker version: the booth blocks on delivering ticket 0 until the worker asks
 // for it at 250ms; the ticker keeps one tick in its channel meanwhile, so ticket 1 comes out at
 // once (two tickets at 250ms), then the ticks are on the 100ms grid again.
@@ -49,7 +45,7 @@ TEST(CtxChanBubble, TicketBoothWithATickerLetsTwoTicketsOutTogetherAfterAStall) 
     rt.sleep_for(250ms);
     for (int i = 0; i < 4; ++i) {
       ASSERT_EQ(tickets.receive().value(), i);
-      at.push_back(rt.now() - start_point());
+      at.push_back(rt.now() - bubble::kStart);
     }
     cancel();
     EXPECT_EQ(at, (std::vector<Duration>{250ms, 250ms, 300ms, 400ms}));
@@ -74,7 +70,7 @@ TEST(CtxChanBubble, TicketBoothWithATimerResetAfterDeliveryKeepsTheInterval) {
     rt.sleep_for(250ms);
     for (int i = 0; i < 4; ++i) {
       ASSERT_EQ(tickets.receive().value(), i);
-      at.push_back(rt.now() - start_point());
+      at.push_back(rt.now() - bubble::kStart);
     }
     cancel();
     EXPECT_EQ(at, (std::vector<Duration>{250ms, 350ms, 450ms, 550ms}));
@@ -86,9 +82,9 @@ TEST(CtxChanBubble, AReceiveWithADeadlineContextEndsExactlyAtTheDeadline) {
     Channel<int> ch(0, rt);
     auto [ctx, cancel] = Context::with_timeout(Context::background(), 3s, rt);
     EXPECT_EQ(ch.receive(ctx).error(), errc::deadline_exceeded);
-    EXPECT_EQ(rt.now(), start_point() + 3s);
+    EXPECT_EQ(rt.now(), bubble::kStart + 3s);
     EXPECT_EQ(ch.receive_until(rt.now() + 2s).error(), errc::timed_out);
-    EXPECT_EQ(rt.now(), start_point() + 5s);
+    EXPECT_EQ(rt.now(), bubble::kStart + 5s);
   });
 }
 
@@ -96,7 +92,7 @@ TEST(CtxChanBubble, ContextWaitIsDurableAndEndsExactlyAtTheDeadline) {
   bubble::run([](Runtime& rt) {
     auto [ctx, cancel] = Context::with_timeout(Context::background(), 7s, rt);
     ctx.wait();
-    EXPECT_EQ(rt.now(), start_point() + 7s);
+    EXPECT_EQ(rt.now(), bubble::kStart + 7s);
   });
   // Nothing can end this context: the run deadlocks instead of hanging.
   EXPECT_THROW(bubble::run([](Runtime&) {
@@ -116,8 +112,8 @@ TEST(CtxChanBubble, AfterFuncsRunInNewBubbleThreadsAtExactTimes) {
     auto ctx_handle = bubble::after_func(
         ctx, [&] { ctx_ran_at = rt.now(); }, rt);
     rt.sleep_for(10s);
-    EXPECT_EQ(ran_at, start_point() + 2s);
-    EXPECT_EQ(ctx_ran_at, start_point() + 5s);
+    EXPECT_EQ(ran_at, bubble::kStart + 2s);
+    EXPECT_EQ(ctx_ran_at, bubble::kStart + 5s);
     EXPECT_FALSE(handle.stop());
     EXPECT_FALSE(ctx_handle.stop());
   });
@@ -132,7 +128,7 @@ TEST(CtxChanBubble, DeliverSignalCancelsTheBubblesSignalContextsSynchronously) {
     EXPECT_TRUE(term.done());
     EXPECT_EQ(term.err(), errc::canceled);
     EXPECT_FALSE(usr.done());
-    EXPECT_EQ(rt.now(), start_point());
+    EXPECT_EQ(rt.now(), bubble::kStart);
   });
 }
 

@@ -52,6 +52,11 @@
 //     `std::rethrow_if_nested(e)` recovers the original, type intact); an exception of any other
 //     type (RapidCheck's case results, for one) is rethrown unchanged, so that RC_ASSERT,
 //     RC_SUCCEED and RC_DISCARD keep their meaning inside a bubble.
+// To catch the original exception by its own type, either of two lines:
+//     catch (const bubble::RunFailure& e) { e.rethrow_original(); throw; }  // then by type
+//     bubble::run({.rethrow_original = true}, root);  // throws std::out_of_range itself
+// The first keeps the RunFailure (its schedule and trace) in hand; the second prints the
+// failure's message, replay line included, to stderr and then throws the original exception.
 // Every RunFailure's message ends with one line that reproduces the run exactly:
 //   "replay: BUBBLE_STRATEGY=<strategy>[ <Options::replay_command>]".
 //
@@ -84,8 +89,9 @@ namespace bubble {
 // process terminates after printing the failure report.
 struct Unwind final {};
 
-// 2000-01-01T00:00:00Z, the default start of a bubble's clock (as in Go's synctest).
-inline constexpr WallTime kDefaultStart{Duration{946'684'800'000'000'000LL}};
+// 2000-01-01T00:00:00Z, the default start of a bubble's clock (as in Go's synctest); kStart is
+// the same instant as a TimePoint, what now() returns at the start of such a run.
+inline constexpr WallTime kDefaultStart{kStart.time_since_epoch()};
 
 struct Options {
   // Where the clock starts. now() is the TimePoint with the same count since the epoch, and
@@ -115,6 +121,18 @@ struct Options {
   std::string name{};
   // Appended to the replay line of failures, e.g. "./pool_tests --gtest_filter=Pool.Drains".
   std::string replay_command{};
+  // The seed of the run's random streams (bubble::random(), see random.hpp). It is independent of
+  // the strategy, so every schedule of a program (and every replay of one) draws the same numbers
+  // in each thread: exploring schedules changes interleavings, not data. Vary it to vary the
+  // data; within a RapidCheck property, draw the program's inputs from RapidCheck instead.
+  std::uint64_t random_seed = 0;
+  // When an exception derived from std::exception escapes a bubble thread, run() writes the
+  // failure's message (ending with the replay line) to stderr and rethrows that exception with its
+  // own type, instead of a RunFailure nesting it; `EXPECT_THROW(run(...), std::out_of_range)`
+  // then works. Other failures (deadlocks, budgets) still throw DeadlockError or RunFailure.
+  // Leave it off where failures are expected as RunFailure (the testing glue explores schedules
+  // by catching RunFailure).
+  bool rethrow_original = false;
 };
 
 // What a successful run() returns.
@@ -152,6 +170,11 @@ class RunFailure : public std::runtime_error {
   const Strategy& strategy() const noexcept { return strategy_; }
   // The trace up to the failure (empty unless Options::trace).
   const Trace& trace() const noexcept;
+  // If the run failed because an exception escaped a bubble thread, rethrows that exception,
+  // with its original type (the one nested in this RunFailure). Otherwise (a deadlock, an
+  // exhausted budget) returns, so `e.rethrow_original(); throw;` rethrows either the original
+  // exception or the RunFailure itself.
+  void rethrow_original() const;
 
  private:
   Schedule schedule_;

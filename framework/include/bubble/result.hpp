@@ -15,9 +15,13 @@ namespace bubble {
 // as Channel::receive: it holds either a T or a non-zero std::error_code, never both and never
 // neither.
 //
-// It converts implicitly from a T and from a std::error_code or bubble::errc, so a function
-// returning Result<T> can `return value;` or `return errc::closed;`. Constructing it from an empty
-// (zero) std::error_code throws std::invalid_argument: an error result must name its error.
+// It converts implicitly from a T, from a std::error_code, and from any error code enum (a type E
+// with std::is_error_code_enum<E>: bubble::errc, std::io_errc, std::future_errc, or an enum of
+// your own with its std::error_category), so a function returning Result<T> can `return value;`,
+// `return errc::closed;` or `return client_errc::circuit_open;`. An enum value becomes an error
+// code through make_error_code(e), found by argument-dependent lookup, as std::error_code does it.
+// Constructing it from an empty (zero) error code throws std::invalid_argument: an error result
+// must name its error.
 //
 // Thread safety: like any value type; distinct objects may be used from distinct threads.
 template <class T>
@@ -25,6 +29,8 @@ class Result {
   static_assert(!std::is_reference_v<T>, "bubble::Result<T>: T must not be a reference");
   static_assert(!std::is_same_v<std::decay_t<T>, std::error_code>,
                 "bubble::Result<T>: T must not be std::error_code");
+  static_assert(!std::is_error_code_enum_v<T>,
+                "bubble::Result<T>: T must not be an error code enum (it would read as an error)");
 
  public:
   using value_type = T;
@@ -37,8 +43,11 @@ class Result {
     if (!ec)
       throw std::invalid_argument("bubble::Result: constructed from an empty std::error_code");
   }
-  // A result holding the bubble error `e`.
-  Result(errc e) : Result(make_error_code(e)) {}  // NOLINT
+  // A result holding the error make_error_code(e), for any error code enum E (bubble::errc or the
+  // caller's own); a value that makes an empty error code throws std::invalid_argument.
+  template <class E>
+  requires std::is_error_code_enum_v<E> Result(E e)
+      : Result(std::error_code(e)) {}  // NOLINT: implicit by design
 
   // True when the result holds a value.
   bool has_value() const noexcept { return v_.index() == 0; }

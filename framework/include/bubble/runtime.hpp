@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include <bubble/source_location.hpp>
 #include <bubble/time.hpp>
@@ -13,6 +14,7 @@
 namespace bubble {
 
 class Runtime;
+class Context;
 
 // WaitInfo says what a thread is about to block on, or which operation reached a scheduling
 // point: the kind of operation ("Mutex::lock", "Channel::receive", "sleep"), the identity of the
@@ -186,6 +188,20 @@ class Runtime {
   // Blocks the calling thread for `d` (nothing happens for d <= 0 beyond a scheduling point).
   void sleep_for(Duration d, SourceLocation where = SourceLocation::current());
 
+  // Sleeps that a context can cut short (Go's `select { case <-time.After(d): case <-ctx.Done():
+  // }`). Block until `deadline` (or for `d`) or until `ctx` is done, whichever comes first. Return
+  // {} when the full sleep has elapsed (now() >= deadline, even if ctx ended at that same instant),
+  // or ctx.err() (errc::canceled or errc::deadline_exceeded) as soon as ctx ended before that:
+  // in a bubble, at exactly the virtual instant it ended. A sleep that is already over
+  // (deadline <= now(), d <= 0) returns {} after a scheduling point; otherwise a context that is
+  // already done returns its error at once, after a scheduling point. A context that can never end
+  // (background()) makes a plain sleep. In a bubble the sleep is a park: the thread counts as
+  // blocked while it sleeps.
+  [[nodiscard]] std::error_code sleep_until(TimePoint deadline, const Context& ctx,
+                                            SourceLocation where = SourceLocation::current());
+  [[nodiscard]] std::error_code sleep_for(Duration d, const Context& ctx,
+                                          SourceLocation where = SourceLocation::current());
+
  protected:
   // Enters the process-wide registry of live runtimes, which the primitives consult (on their
   // error path only) to tell a runtime that is still alive from one that has ended.
@@ -220,6 +236,11 @@ bool in_bubble() noexcept;
 void sleep_for(Duration d, SourceLocation where = SourceLocation::current());
 // Blocks the calling thread until `deadline` on current_runtime()'s clock.
 void sleep_until(TimePoint deadline, SourceLocation where = SourceLocation::current());
+// Runtime::sleep_for / sleep_until with a context, on current_runtime()'s clock.
+[[nodiscard]] std::error_code sleep_for(Duration d, const Context& ctx,
+                                        SourceLocation where = SourceLocation::current());
+[[nodiscard]] std::error_code sleep_until(TimePoint deadline, const Context& ctx,
+                                          SourceLocation where = SourceLocation::current());
 // A scheduling point on current_runtime().
 void yield(SourceLocation where = SourceLocation::current());
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 namespace bubble {
@@ -40,5 +41,29 @@ std::string format_duration(Duration d);
 
 // The latest representable time point, used as "no deadline".
 inline constexpr TimePoint kNoDeadline = TimePoint::max();
+
+// The time point at which a bubble's clock starts by default: 2000-01-01T00:00:00Z as a count
+// since the epoch (Options::start, kDefaultStart, is the same instant as a WallTime). In a bubble
+// run with the default start, `rt.now() == kStart` at the beginning and
+// `rt.now() == kStart + 1s` after a one-second sleep.
+inline constexpr TimePoint kStart{std::chrono::seconds{946'684'800}};
+
+// Formats a time point for people, relative to kStart: "+1.5s since start", "+0s since start",
+// "-2s since start" for a bubble time point near it; "no deadline" for kNoDeadline; and
+// "<duration> since the clock's origin" for a time point less than half-way from the clock's
+// origin to kStart (the system runtime's clock, which counts from boot).
+std::string format_time(TimePoint t);
+
+// GoogleTest's printer for TimePoint, found by argument-dependent lookup (TimePoint's clock is
+// bubble::Clock), so a failed EXPECT_EQ(rt.now(), kStart + 1s) prints "+2s since start" instead
+// of raw bytes. It needs only <ostream>: the framework does not depend on GoogleTest.
+//
+// Duration has no printer here: it is std::chrono::nanoseconds, whose associated namespaces are
+// std and std::chrono, where nothing may be added, so no bubble function can be found for it by
+// argument-dependent lookup. GoogleTest prints it with the standard library's operator<< (C++20),
+// exactly: "150000000ns". (Specializing GoogleTest's internal printer for it would change how
+// nanoseconds print only in the files that see the specialization: an ODR violation in any test
+// program whose other files print a duration.)
+void PrintTo(TimePoint t, std::ostream* os);
 
 }  // namespace bubble

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include <bubble/channel.hpp>
+#include <bubble/context.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
 #include <bubble/time.hpp>
@@ -97,6 +98,38 @@ class Ticker {
  private:
   std::shared_ptr<detail::TimerState> state_;
 };
+
+// After is the result of bubble::after: a one-shot Timer the caller owns, reduced to its
+// channel. Movable; destroying it stops the timer (a value not yet received is never delivered).
+class After {
+ public:
+  // The channel that delivers the scheduled fire time, once. It is never closed.
+  Channel<TimePoint>& channel() noexcept { return timer_->channel(); }
+
+  // Blocks until the value is delivered and returns it: the scheduled fire time (the moment of
+  // after()'s call plus d on the runtime's clock, or that moment itself for d <= 0).
+  TimePoint wait(SourceLocation where = SourceLocation::current()) {
+    return timer_->channel().receive(Context::background(), where).value();
+  }
+
+ private:
+  friend After after(Duration, Runtime&);
+  After(Duration d, Runtime& rt) : timer_(std::make_unique<Timer>(d, rt)) {}
+  std::unique_ptr<Timer> timer_;
+};
+
+// Go's time.After: a channel that receives, once, the time `d` after now on `rt`'s clock (the
+// scheduled time, as for a Timer; d <= 0: now(), delivered at once). The channel belongs to the
+// returned After, which must outlive every wait on it.
+//
+// It is meant as a timeout case of select (bubble::select, which is to come), written as in Go:
+//   `select(recv(jobs), recv(after(1s).channel()))` — a temporary After lives until the end of
+//   the full expression, so for the whole select;
+// and, until then, it is received from directly: `after(1s).wait()` sleeps like sleep_for but
+// returns the scheduled time, and `a.channel().receive(ctx)` waits for a timeout or a context.
+[[nodiscard]] inline After after(Duration d, Runtime& rt = current_runtime()) {
+  return After(d, rt);
+}
 
 // The handle returned by after_func(Duration, ...).
 class AfterFunc {

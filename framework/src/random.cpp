@@ -1,0 +1,73 @@
+#include <bubble/random.hpp>
+
+#include <random>
+#include <stdexcept>
+
+#include "bubble_random.hpp"
+
+namespace bubble {
+namespace {
+
+__extension__ typedef unsigned __int128 Uint128;  // GCC and Clang; -Wpedantic accepts this form.
+
+std::uint64_t rotl(std::uint64_t x, int k) noexcept {
+  return (x << k) | (x >> (64 - k));
+}
+
+}  // namespace
+
+Random::Random(std::uint64_t seed) noexcept : s_{} {
+  // splitmix64 (Steele, Lea and Flood; Vigna's public-domain code), one output per state word.
+  for (std::uint64_t& s : s_) {
+    seed += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = seed;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    s = z ^ (z >> 31);
+  }
+}
+
+Random::result_type Random::operator()() noexcept {
+  // xoshiro256** 1.0.
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+std::uint64_t Random::below(std::uint64_t n) {
+  if (n == 0) throw std::invalid_argument("bubble::Random::below: n must be > 0, got 0");
+  // Lemire, "Fast random integer generation in an interval" (2019): the high word of x * n is
+  // uniform once the low words below 2^64 mod n are rejected.
+  Uint128 m = static_cast<Uint128>((*this)()) * n;
+  auto low = static_cast<std::uint64_t>(m);
+  if (low < n) {
+    const std::uint64_t threshold = (0 - n) % n;
+    while (low < threshold) {
+      m = static_cast<Uint128>((*this)()) * n;
+      low = static_cast<std::uint64_t>(m);
+    }
+  }
+  return static_cast<std::uint64_t>(m >> 64);
+}
+
+double Random::canonical() noexcept {
+  return static_cast<double>((*this)() >> 11) * 0x1.0p-53;
+}
+
+Random& random() {
+  if (Random* r = detail::bubble_random()) return *r;
+  thread_local Random system = [] {
+    std::random_device device;
+    const std::uint64_t seed = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+    return Random(seed);
+  }();
+  return system;
+}
+
+}  // namespace bubble
