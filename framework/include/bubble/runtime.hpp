@@ -105,7 +105,7 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // A short name for messages: "system" or "bubble#3".
+  // A short name for messages: "system", or a bubble's Options::name ("bubble" by default).
   virtual std::string_view name() const noexcept = 0;
 
   // --- Clock ------------------------------------------------------------------------------

@@ -66,8 +66,8 @@ RunResult run_property(const Options& given, std::function<void(Runtime&)> root)
   FailedRunRecorder* recorder = FailedRunRecorder::current();
   Options options = given;
   if (recorder != nullptr && recorder->traces()) options.trace = true;
-  // The default name, "bubble#<n>", counts the bubbles of the process: a case replayed in another
-  // process would name its run differently, and the case's message would differ.
+  // Name the run explicitly (the engine's default is the same "bubble"), so that a case's
+  // message never depends on how many bubbles the process ran before.
   if (options.name.empty()) options.name = "bubble";
   ::testing::TestPartResultArray parts;
   std::optional<RunResult> result;

@@ -33,9 +33,8 @@ namespace bubble::testing {
 // come from RapidCheck, so the whole case is reproduced by RapidCheck's reproduce string
 // (RC_PARAMS="reproduce=...", printed when the program ends) or by rerunning with the same
 // RapidCheck seed; the strategy replays the run only inside that case (Options::strategy).
-// A run without Options::name is named "bubble" (not "bubble#<n>"), so that its messages do not
-// depend on how many bubbles the process ran before: a case replayed in a fresh process reports
-// the same text.
+// A run without Options::name is named "bubble", so that its messages do not depend on how many
+// bubbles the process ran before: a case replayed in a fresh process reports the same text.
 // Other exceptions (bad options: std::invalid_argument; called inside a bubble: std::logic_error)
 // propagate unchanged. Returns the run's result when it succeeds.
 //
