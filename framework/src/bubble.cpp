@@ -127,37 +127,19 @@ std::string location_text(const SourceLocation& where) {
   return std::string(where.file_name()) + ":" + std::to_string(where.line());
 }
 
-// xoshiro256** seeded with splitmix64: fast, and the same sequence on every platform.
+// The scheduler's random source: bubble::Random (xoshiro256** seeded with splitmix64, the same
+// sequence on every platform), plus the cheap, slightly biased draw the picks use.
 class Rng {
  public:
-  void seed(std::uint64_t seed) noexcept {
-    for (std::uint64_t& s : s_) {
-      seed += 0x9e3779b97f4a7c15ULL;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      s = z ^ (z >> 31);
-    }
-  }
-  std::uint64_t next() noexcept {
-    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
+  void seed(std::uint64_t seed) noexcept { random_ = Random(seed); }
+  std::uint64_t next() noexcept { return random_(); }
   // Uniform in [0, n) for n < 2^32 (Lemire's multiply-shift; the tiny bias is irrelevant here).
   std::uint32_t below(std::uint64_t n) noexcept {
     return static_cast<std::uint32_t>(((next() >> 32) * (n & 0xffffffffULL)) >> 32);
   }
 
  private:
-  static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
-  std::uint64_t s_[4] = {1, 2, 3, 4};
+  Random random_{0};
 };
 
 class Bubble;

@@ -10,10 +10,6 @@ namespace {
 
 __extension__ typedef unsigned __int128 Uint128;  // GCC and Clang; -Wpedantic accepts this form.
 
-std::uint64_t rotl(std::uint64_t x, int k) noexcept {
-  return (x << k) | (x >> (64 - k));
-}
-
 }  // namespace
 
 Random::Random(std::uint64_t seed) noexcept : s_{} {
@@ -25,19 +21,6 @@ Random::Random(std::uint64_t seed) noexcept : s_{} {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     s = z ^ (z >> 31);
   }
-}
-
-Random::result_type Random::operator()() noexcept {
-  // xoshiro256** 1.0.
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
 }
 
 std::uint64_t Random::below(std::uint64_t n) {

@@ -25,7 +25,19 @@ class Random {
   static constexpr result_type max() noexcept { return std::numeric_limits<result_type>::max(); }
 
   // The next number of the sequence, uniform over [min(), max()].
-  result_type operator()() noexcept;
+  result_type operator()() noexcept {
+    // xoshiro256** 1.0 (Blackman and Vigna), inline: the bubble's random strategy draws one per
+    // scheduling decision.
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
 
   // A number uniform in [0, n), without bias (Lemire's multiply-and-reject method). n == 0 throws
   // std::invalid_argument.
@@ -37,6 +49,7 @@ class Random {
   friend bool operator==(const Random&, const Random&) = default;
 
  private:
+  static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
 };
 
