@@ -36,6 +36,7 @@
 #include "bubble_random.hpp"
 #include "bubble_stack.hpp"
 #include "bubble_watchdog.hpp"
+#include "demangle.hpp"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -111,15 +112,6 @@ struct EhGlobals {
 
 EhGlobals* eh_globals() noexcept {
   return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
-}
-
-std::string demangle(const char* name) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (d == nullptr) return name;
-  std::string out = d;
-  std::free(d);
-  return out;
 }
 
 std::string location_text(const SourceLocation& where) {
@@ -1497,7 +1489,7 @@ void Bubble::fail_with_exception(BThread* t, std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& ex) {
-    what = demangle(typeid(ex).name()) + ": " + ex.what();
+    what = detail::demangle(typeid(ex).name()) + ": " + ex.what();
   } catch (...) {
     what = "an exception not derived from std::exception";
   }

@@ -287,12 +287,17 @@ TEST(TestingExplore, StopsAtTheFirstFailingScheduleAndPrintsOneReplayLine) {
   }
   ASSERT_TRUE(outcome.failed) << "no schedule of 500 preempted between the read and the write";
   EXPECT_EQ(outcome.runs, outcome.failed_schedule + 1);
-  EXPECT_EQ(bodies, static_cast<int>(outcome.runs));
+  // The failing schedule was shrunk: its search ran the body too, and found the one preemption
+  // the lost update needs.
+  ASSERT_TRUE(outcome.shrunk.has_value());
+  EXPECT_EQ(outcome.shrunk->preemptions, 1u);
+  EXPECT_EQ(bodies, static_cast<int>(outcome.runs + outcome.shrunk->runs));
   EXPECT_EQ(outcome.replay_line,
             "replay: BUBBLE_STRATEGY=" + outcome.failed_strategy.to_string() + " " + command);
 
   // Reported: the assertion's own failure, then one failure that names the schedule and ends
-  // with the replay line; exactly one replay line in all.
+  // with the replay line and the shrunk schedule's line; one replay line and one shrunk line in
+  // all (the search's runs report nothing).
   ASSERT_EQ(parts.size(), 2);
   EXPECT_NE(std::string(parts.GetTestPartResult(0).message()).find("lost update"),
             std::string::npos);
@@ -300,16 +305,32 @@ TEST(TestingExplore, StopsAtTheFirstFailingScheduleAndPrintsOneReplayLine) {
   EXPECT_NE(last.find("schedule " + std::to_string(outcome.failed_schedule) + " of 500"),
             std::string::npos)
       << last;
-  EXPECT_EQ(last.substr(last.size() - outcome.replay_line.size()), outcome.replay_line);
+  const std::string shrunk_strategy = outcome.shrunk->schedule.to_strategy().to_string();
+  const std::string tail = outcome.replay_line + "\nshrunk to 1 preemption (the failing run had ";
+  ASSERT_NE(last.find(tail), std::string::npos) << last;
+  const std::string ending = " runs): BUBBLE_STRATEGY=" + shrunk_strategy + " " + command;
+  EXPECT_EQ(last.substr(last.size() - ending.size()), ending) << last;
   int replay_lines = 0;
+  int shrunk_lines = 0;
   for (int i = 0; i < parts.size(); ++i) {
     const std::string m = parts.GetTestPartResult(i).message();
-    for (std::size_t at = m.find("BUBBLE_STRATEGY="); at != std::string::npos;
-         at = m.find("BUBBLE_STRATEGY=", at + 1)) {
+    for (std::size_t at = m.find("replay: BUBBLE_STRATEGY="); at != std::string::npos;
+         at = m.find("replay: BUBBLE_STRATEGY=", at + 1)) {
       ++replay_lines;
+    }
+    for (std::size_t at = m.find("shrunk to "); at != std::string::npos;
+         at = m.find("shrunk to ", at + 1)) {
+      ++shrunk_lines;
     }
   }
   EXPECT_EQ(replay_lines, 1);
+  EXPECT_EQ(shrunk_lines, 1);
+
+  // The shrunk strategy reproduces the failure too.
+  int shrunk_replayed = 0;
+  (void)explore(TestPlan::single(Strategy::parse(shrunk_strategy)),
+                [&shrunk_replayed](Runtime& rt) { shrunk_replayed = racy_counter(rt); });
+  EXPECT_EQ(shrunk_replayed, 1) << "replay of " << shrunk_strategy;
 
   // Replaying the printed strategy (what BUBBLE_STRATEGY=... does) reproduces the failure.
   const std::string prefix = "replay: BUBBLE_STRATEGY=";
@@ -320,6 +341,22 @@ TEST(TestingExplore, StopsAtTheFirstFailingScheduleAndPrintsOneReplayLine) {
                                        [&replayed](Runtime& rt) { replayed = racy_counter(rt); });
   EXPECT_FALSE(again.failed);                      // The body asserts nothing this time...
   EXPECT_EQ(replayed, 1) << "replay of " << text;  // ...but the update is lost again.
+}
+
+TEST(TestingExplore, ShrinkingCanBeSwitchedOff) {
+  ExploreOptions options;
+  options.shrink.reset();
+  ::testing::TestPartResultArray parts;
+  ExploreOutcome outcome;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    outcome = explore(
+        TestPlan::explore(500, 0), [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2); }, options);
+  }
+  ASSERT_TRUE(outcome.failed);
+  EXPECT_FALSE(outcome.shrunk.has_value());
+  EXPECT_EQ(outcome.message.find("shrunk to"), std::string::npos) << outcome.message;
 }
 
 TEST(TestingExplore, ReplayingTheFailingStrategyReproducesTheSameRun) {

@@ -100,6 +100,63 @@ std::string describe_exception(std::exception_ptr e) {
   }
 }
 
+// The kind of a run's failure, for shrinking: the RunFailure's (see bubble::failure_kind), or,
+// for a run that failed only GoogleTest assertions, the place of the first: "GoogleTest failure at
+// <file>:<line>".
+std::string gtest_failure_kind(const ::testing::TestPartResultArray& parts, int from) {
+  for (int p = from; p < parts.size(); ++p) {
+    const ::testing::TestPartResult& r = parts.GetTestPartResult(p);
+    if (!r.failed()) continue;
+    return std::string("GoogleTest failure at ") +
+           (r.file_name() != nullptr ? r.file_name() : "unknown file") + ":" +
+           std::to_string(r.line_number());
+  }
+  return {};
+}
+
+// Shrinks the failing schedule `failing` of `body`, accepting the schedules whose runs fail with
+// the same `kind`. The runs' GoogleTest results are captured and dropped.
+ShrinkResult shrink_failed_run(const Options& run_options,
+                               const std::function<void(Runtime&)>& body, const Schedule& failing,
+                               const std::string& kind, const ShrinkOptions& limits) {
+  ::testing::TestPartResultArray parts;
+  ::testing::ScopedFakeTestPartResultReporter capture(
+      ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+  Options options = run_options;
+  options.trace = false;
+  options.rethrow_original = false;
+  const FailureCheck same_failure = [&](const Schedule& candidate) -> std::optional<Schedule> {
+    options.replay = candidate;
+    const int before = parts.size();
+    Schedule recorded;
+    std::string failed_with;
+    try {
+      recorded = bubble::run(options, [&body](Runtime& rt) { body(rt); }).schedule;
+    } catch (const RunFailure& e) {
+      failed_with = failure_kind(std::current_exception());
+      recorded = e.schedule();
+    } catch (...) {
+      return std::nullopt;  // Carries no schedule to shrink further.
+    }
+    if (failed_with.empty()) failed_with = gtest_failure_kind(parts, before);
+    if (failed_with != kind) return std::nullopt;
+    return recorded;
+  };
+  return shrink_schedule(failing, same_failure, limits);
+}
+
+// The line that follows the replay line in the message of a failed exploration whose failing run
+// (with `had` preemptions) was shrunk to `r`.
+std::string shrunk_line(const ShrinkResult& r, std::size_t had, const std::string& command) {
+  std::string line = "shrunk to " + std::to_string(r.preemptions) +
+                     (r.preemptions == 1 ? " preemption" : " preemptions") +
+                     " (the failing run had " + std::to_string(had) + "; " +
+                     std::to_string(r.runs) + " runs" +
+                     (r.budget_exhausted ? ", stopped at the search's budget" : "") +
+                     "): BUBBLE_STRATEGY=" + r.schedule.to_strategy().to_string();
+  return with_command(std::move(line), command);
+}
+
 }  // namespace
 
 std::string failure_file_json(const std::string& test, const ExploreOutcome& outcome) {
@@ -166,6 +223,8 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
   std::shared_ptr<const RunFailure> failure;  // The failing run's RunFailure, if it threw one.
   const std::uint64_t runs = plan.size();
   std::optional<std::uint64_t> observed_steps;  // Steps of the exploration's first run.
+  std::optional<Schedule> failed_recorded;      // What the failing run recorded, to shrink.
+  std::string failed_kind;                      // How it failed (see gtest_failure_kind).
 
   // GoogleTest results of every run, held back while the runs go on (one capture for the whole
   // exploration: installing a reporter per run costs more than a small run).
@@ -200,6 +259,8 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
         } catch (const RunFailure& e) {
           error = e.what();
           replay_line = find_replay_line(error);
+          failed_recorded = e.schedule();
+          failed_kind = failure_kind(std::current_exception());
           if (options.trace_path) failure = std::make_shared<const RunFailure>(e);
         } catch (...) {
           error = describe_exception(std::current_exception());
@@ -225,6 +286,10 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
         }
 
         outcome.failed = true;
+        if (failed_kind.empty() && result) {
+          failed_recorded = result->schedule;
+          failed_kind = gtest_failure_kind(parts, before);
+        }
         for (int p = before; p < parts.size(); ++p) {
           const ::testing::TestPartResult& r = parts.GetTestPartResult(p);
           if (!r.failed()) continue;
@@ -271,6 +336,15 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
   }
   rereport_all();
   if (pending) std::rethrow_exception(pending);
+  if (outcome.failed && plan.exploring() && options.shrink && failed_recorded &&
+      preemptions(*failed_recorded) > 0) {
+    run_options.strategy = outcome.failed_strategy;
+    outcome.shrunk =
+        shrink_failed_run(run_options, body, *failed_recorded, failed_kind, *options.shrink);
+    outcome.shrunk->kind = failed_kind;
+    outcome.message +=
+        "\n" + shrunk_line(*outcome.shrunk, preemptions(*failed_recorded), options.replay_command);
+  }
   if (outcome.failed) report_failure(options, outcome.message);
   if (options.trace_path && outcome.runs > 0) {
     const Trace* trace = failure ? &failure->trace() : traced ? &traced->trace : nullptr;

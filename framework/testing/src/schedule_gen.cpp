@@ -1,5 +1,8 @@
 #include <bubble/gen/schedule.hpp>
 
+#include <bubble/detail/schedule_shrink.hpp>
+#include <bubble/shrink.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -9,41 +12,12 @@
 namespace bubble::gen {
 namespace {
 
-using Picks = std::vector<std::uint32_t>;
+using detail::Picks;
+using detail::preemption_candidates;
+using detail::trimmed;
 
 bool no_trailing_zero(const Picks& p) {
   return p.empty() || p.back() != 0;
-}
-
-Picks trimmed(Picks p) {
-  while (!p.empty() && p.back() == 0) p.pop_back();
-  return p;
-}
-
-// Candidates with fewer preemptions that a pick-by-pick search cannot reach, because removing a
-// preemption changes which decisions come later: for each nonzero pick i, (a) the schedule that
-// keeps only pick i (if there are others), and (b) the schedule without pick i in which the picks
-// after it move one or two decisions later.
-std::vector<Picks> preemption_candidates(const Picks& picks) {
-  std::vector<Picks> out;
-  std::size_t nonzero = 0;
-  for (std::uint32_t p : picks) nonzero += p != 0 ? 1 : 0;
-  for (std::size_t i = 0; i < picks.size(); ++i) {
-    if (picks[i] == 0) continue;
-    if (nonzero > 1) {
-      Picks only(picks.size(), 0);
-      only[i] = picks[i];
-      out.push_back(trimmed(std::move(only)));
-    }
-    for (std::size_t shift : {1, 2}) {
-      if (i + 1 == picks.size()) break;  // Nothing after pick i to move.
-      Picks later(picks.begin(), picks.begin() + static_cast<std::ptrdiff_t>(i));
-      later.insert(later.end(), shift + 1, 0);
-      later.insert(later.end(), picks.begin() + static_cast<std::ptrdiff_t>(i) + 1, picks.end());
-      out.push_back(trimmed(std::move(later)));
-    }
-  }
-  return out;
 }
 
 // The shrinks of a list of picks without trailing zeros, best first:
@@ -120,9 +94,7 @@ rc::Gen<Schedule> schedule() {
 }
 
 std::size_t preemptions(const Schedule& s) noexcept {
-  std::size_t n = 0;
-  for (std::uint32_t p : s.picks) n += p != 0 ? 1 : 0;
-  return n;
+  return bubble::preemptions(s);
 }
 
 }  // namespace bubble::gen

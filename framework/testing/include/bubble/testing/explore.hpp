@@ -7,6 +7,7 @@
 
 #include <bubble/bubble.hpp>
 #include <bubble/runtime.hpp>
+#include <bubble/shrink.hpp>
 #include <bubble/strategy.hpp>
 #include <bubble/testing/test_plan.hpp>
 
@@ -33,6 +34,15 @@ struct ExploreOptions {
   // Called after each run that did not fail, with the run's index among all the plan's
   // schedules (TestPlan::schedule_index) and its result. Optional.
   std::function<void(std::uint64_t schedule_index, const RunResult&)> on_success;
+  // When an exploration (TestPlan::exploring()) finds a failing run with preemptions, its
+  // schedule is shrunk within these limits (bubble::shrink_schedule): to the fewest preemptions,
+  // then the fewest picks, of the schedules whose runs fail the same way (the same
+  // bubble::failure_kind, or for failed GoogleTest assertions, the same first failing file and
+  // line). The message then ends with one more line, after the replay line:
+  //   shrunk to 1 preemption (the failing run had 7; 154 runs): BUBBLE_STRATEGY=choices:0,0,3 ...
+  // The runs of the search report nothing to GoogleTest and do not call on_success.
+  // std::nullopt: no shrinking.
+  std::optional<ShrinkOptions> shrink = ShrinkOptions{};
 };
 
 // What explore() did.
@@ -53,6 +63,9 @@ struct ExploreOutcome {
   // For a failed run: the GoogleTest failures it produced, "<file>:<line>: <message>\n" each (the
   // failures `message` calls "the GoogleTest failures above"); empty if there were none.
   std::string assertion_failures;
+  // For a failed run that was shrunk (see ExploreOptions::shrink): what the search found. Its
+  // runs are not counted in `runs`.
+  std::optional<ShrinkResult> shrunk;
 };
 
 // Runs `body` as the root thread of a fresh bubble (bubble::run) once for each run of `plan`, in
