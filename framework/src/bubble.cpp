@@ -35,6 +35,7 @@
 
 #include "bubble_random.hpp"
 #include "bubble_stack.hpp"
+#include "bubble_stacks.hpp"
 #include "bubble_watchdog.hpp"
 #include "demangle.hpp"
 
@@ -187,6 +188,9 @@ struct BThread : Ctx {
   std::uint64_t random_key = 0;
   std::uint64_t children = 0;
   std::optional<Random> random;
+  // With Options::symbolize_stacks: where it last blocked, and where it was spawned.
+  std::unique_ptr<detail::CapturedStack> blocked_stack;
+  std::unique_ptr<detail::CapturedStack> spawn_stack;
 };
 
 // A ring buffer of runnable threads; removal at any index (strategies pick from the middle).
@@ -518,7 +522,8 @@ class Bubble final : public Runtime {
 
   std::shared_ptr<Trace> trace_;
   bool tracing_ = false;
-  bool fifo_ = false;  // The strategy is fifo (a fast path at scheduling points).
+  bool capture_stacks_ = false;  // Options::symbolize_stacks is set.
+  bool fifo_ = false;            // The strategy is fifo (a fast path at scheduling points).
   detail::WatchdogEntry watchdog_;
   Runtime* previous_runtime_ = nullptr;
 };
@@ -583,6 +588,7 @@ Bubble::Bubble(const Options& options)
     trace_ = std::make_shared<Trace>();
     tracing_ = true;
   }
+  capture_stacks_ = static_cast<bool>(options.symbolize_stacks);
   update_next_step_event();
 }
 
@@ -953,6 +959,11 @@ std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void
   t->body = std::move(body);
   t->spawned_at = where;
   t->what = WaitInfo{"spawned", 0, where};
+  if (capture_stacks_) [[unlikely]] {
+    t->blocked_stack = std::make_unique<detail::CapturedStack>();
+    t->spawn_stack = std::make_unique<detail::CapturedStack>();
+    detail::capture_stack(*t->spawn_stack, 1);
+  }
   t->unwind = unwind_all_;  // A thread spawned during the teardown runs normally, as the others.
   if (current_ != nullptr) {
     t->random_key = detail::derive_random_key(current_->random_key, ++current_->children);
@@ -1043,6 +1054,8 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   }
   t->state = ThreadState::blocked;
   t->waiter = &waiter;  // t->what was set by step().
+  if (capture_stacks_) [[unlikely]]
+    detail::capture_stack(*t->blocked_stack, 1);
   if (deadline != kNoDeadline) t->park_timer = add_timer(deadline, t, nullptr);
   if (tracing_) [[unlikely]]
     trace_event(Trace::EventKind::block, t->id, what.kind, what.object_id, what.where);
@@ -1459,14 +1472,26 @@ std::string Bubble::thread_report() const {
   std::string out;
   for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
     out += "  thread #" + std::to_string(t->id) + " \"" + t->name + "\": " + state_name(t->state);
+    std::string stack;  // With Options::symbolize_stacks, for a blocked thread.
+    std::string user_location;
+    if (t->state == ThreadState::blocked && t->blocked_stack) [[unlikely]] {
+      stack = detail::stack_lines(*t->blocked_stack, options_.symbolize_stacks, "      ",
+                                  &user_location);
+    }
     if (t->state == ThreadState::blocked) {
       out += " on " + std::string(t->what.kind);
       if (t->what.object_id != 0) out += " (object #" + std::to_string(t->what.object_id) + ")";
-      out += " at " + location_text(t->what.where);
+      out += " at " + (user_location.empty() ? location_text(t->what.where) : user_location);
     } else {
       out += ", last at " + std::string(t->what.kind) + " " + location_text(t->what.where);
     }
     out += "\n";
+    if (!stack.empty()) [[unlikely]] {
+      out += "    stack, innermost first (> marks the first frame of your code):\n" + stack;
+      std::string spawner;
+      (void)detail::stack_lines(*t->spawn_stack, options_.symbolize_stacks, "", &spawner);
+      if (!spawner.empty()) out += "    spawned at " + spawner + "\n";
+    }
   }
   return out;
 }

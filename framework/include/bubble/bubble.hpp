@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <bubble/call_stack.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/schedule.hpp>
 #include <bubble/source_location.hpp>
@@ -133,6 +134,15 @@ struct Options {
   // Leave it off where failures are expected as RunFailure (the testing glue explores schedules
   // by catching RunFailure).
   bool rethrow_original = false;
+  // If set, the run captures call stacks (the return addresses of a bubble thread each time it
+  // blocks, and of the code that spawned it), and its failure report lists, under each blocked
+  // thread, its stack symbolized by this function and where it was spawned, with the first frame
+  // of the user's code (is_user_frame) marked and given as the thread's location: the user's
+  // line also when the blocking call is made through std::lock_guard or a container's
+  // emplace_back. Each block then costs a stack walk (figures in docs/PERFORMANCE.md), so it is
+  // off by default; BUBBLE_TEST replays a failing run once more with it on.
+  // bubble::testing::stack_symbolizer() (bubble/testing/stacks.hpp) is one, on Boost.Stacktrace.
+  StackSymbolizer symbolize_stacks{};
 };
 
 // What a successful run() returns.

@@ -1,5 +1,7 @@
 #include <bubble/testing/explore.hpp>
 
+#include <bubble/testing/stacks.hpp>
+
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -145,6 +147,34 @@ ShrinkResult shrink_failed_run(const Options& run_options,
   return shrink_schedule(failing, same_failure, limits);
 }
 
+// The report of the failing run's RunFailure once more, replayed with stack capture on
+// (Options::symbolize_stacks), without its replay line; "" if the replay does not fail with the
+// same `kind` (a body that depends on something outside the bubble). The run's GoogleTest results
+// are captured and dropped.
+std::string report_with_stacks(const Options& run_options,
+                               const std::function<void(Runtime&)>& body, const Schedule& failing,
+                               const std::string& kind) {
+  ::testing::TestPartResultArray parts;
+  ::testing::ScopedFakeTestPartResultReporter capture(
+      ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+  Options options = run_options;
+  options.replay = failing;
+  options.trace = false;
+  options.rethrow_original = false;
+  options.symbolize_stacks = stack_symbolizer();
+  try {
+    (void)bubble::run(options, [&body](Runtime& rt) { body(rt); });
+  } catch (const RunFailure& e) {
+    if (failure_kind(std::current_exception()) != kind) return {};
+    std::string text = e.what();
+    const std::size_t at = text.rfind("\nreplay: ");
+    if (at != std::string::npos) text.resize(at + 1);
+    return text;
+  } catch (...) {
+  }
+  return {};
+}
+
 // The line that follows the replay line in the message of a failed exploration whose failing run
 // (with `had` preemptions) was shrunk to `r`.
 std::string shrunk_line(const ShrinkResult& r, std::size_t had, const std::string& command) {
@@ -225,6 +255,7 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
   std::optional<std::uint64_t> observed_steps;  // Steps of the exploration's first run.
   std::optional<Schedule> failed_recorded;      // What the failing run recorded, to shrink.
   std::string failed_kind;                      // How it failed (see gtest_failure_kind).
+  bool failed_with_run_failure = false;         // It threw a RunFailure (its report has threads).
 
   // GoogleTest results of every run, held back while the runs go on (one capture for the whole
   // exploration: installing a reporter per run costs more than a small run).
@@ -261,6 +292,7 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
           replay_line = find_replay_line(error);
           failed_recorded = e.schedule();
           failed_kind = failure_kind(std::current_exception());
+          failed_with_run_failure = true;
           if (options.trace_path) failure = std::make_shared<const RunFailure>(e);
         } catch (...) {
           error = describe_exception(std::current_exception());
@@ -336,6 +368,13 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
   }
   rereport_all();
   if (pending) std::rethrow_exception(pending);
+  if (outcome.failed && options.stacks && failed_with_run_failure && failed_recorded) {
+    run_options.strategy = outcome.failed_strategy;
+    const std::string report = report_with_stacks(run_options, body, *failed_recorded, failed_kind);
+    if (!report.empty()) {
+      outcome.message = "bubble: " + failed_which + " failed:\n" + report + outcome.replay_line;
+    }
+  }
   if (outcome.failed && plan.exploring() && options.shrink && failed_recorded &&
       preemptions(*failed_recorded) > 0) {
     run_options.strategy = outcome.failed_strategy;

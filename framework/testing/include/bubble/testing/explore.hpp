@@ -43,6 +43,12 @@ struct ExploreOptions {
   // The runs of the search report nothing to GoogleTest and do not call on_success.
   // std::nullopt: no shrinking.
   std::optional<ShrinkOptions> shrink = ShrinkOptions{};
+  // When a run fails with a RunFailure, its schedule is replayed once more with stack capture on
+  // (Options::symbolize_stacks = stack_symbolizer()), and the message reports that replay: each
+  // blocked thread's symbolized stack, with the first frame of the user's code marked and given as
+  // its location. The run's hot path pays nothing for it; the replay costs one more run and reading
+  // the executable's debug information. False: the report of the failing run itself.
+  bool stacks = true;
 };
 
 // What explore() did.
