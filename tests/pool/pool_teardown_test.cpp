@@ -136,7 +136,7 @@ void root_in_component_destructor(Runtime& rt, Probe& p) {
     bubble::Notification never;
     Lifetime life;
     Pool pool;
-    explicit Component(Runtime& rt) : never(rt), pool(rt, {.workers = kWorkers}) {}
+    explicit Component(Runtime& rt) : never(rt), pool({.workers = kWorkers}, rt) {}
     ~Component() { (void)pool.shutdown(); }
   };
   Component c(rt);
