@@ -15,7 +15,7 @@ BUBBLE_TEST(GuideSizing, ABurstBeyondWorkersPlusQueueIsRefusedAtOnce) {
   bubble::Runtime& rt = bubble::current_runtime();
   constexpr int kWorkers = 30;  // bubble size: 24 in flight / 80% busy
   constexpr int kQueue = 30;    // about 100 ms of arrivals at 300/s
-  bubble::Pool pool(rt, {.workers = kWorkers, .queue_capacity = kQueue, .name = "api"});
+  bubble::Pool pool({.workers = kWorkers, .queue_capacity = kQueue, .name = "api"}, rt);
   int accepted = 0;
   int refused = 0;
   for (int i = 0; i < 100; ++i) {  // 100 requests at the same instant

@@ -20,7 +20,7 @@ BUBBLE_PROP(GuidePool, EveryAcceptedJobRunsExactlyOnce) {
   // The workload: drawn by RapidCheck, shown in a counterexample and shrunk with the schedule.
   const int workers = *rc::gen::inRange(1, 5);
   const auto millis = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 50));
-  bubble::Pool pool(rt, {.workers = workers, .queue_capacity = 4, .name = "guide"});
+  bubble::Pool pool({.workers = workers, .queue_capacity = 4, .name = "guide"}, rt);
   bubble::Mutex mutex(rt);
   std::vector<int> runs(millis.size(), 0);
   const bubble::TimePoint start = rt.now();

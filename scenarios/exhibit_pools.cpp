@@ -31,7 +31,7 @@ namespace {
 
 class ExhibitPool final : public PoolUnderTest {
  public:
-  ExhibitPool(Runtime& rt, const PoolOptions& options, PoolFlaw flaw)
+  ExhibitPool(const PoolOptions& options, PoolFlaw flaw, Runtime& rt)
       : rt_(rt), options_(options), flaw_(flaw), mu_(rt), work_cv_(rt), room_cv_(rt) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
     ctx_ = std::move(ctx);
@@ -212,8 +212,8 @@ class ExhibitPool final : public PoolUnderTest {
 PoolImplementation exhibit_pool(PoolFlaw flaw) {
   PoolImplementation impl;
   impl.name = std::string("exhibit pool (") + to_string(flaw) + ")";
-  impl.make = [flaw](Runtime& rt, const PoolOptions& options) -> std::unique_ptr<PoolUnderTest> {
-    return std::make_unique<ExhibitPool>(rt, options, flaw);
+  impl.make = [flaw](const PoolOptions& options, Runtime& rt) -> std::unique_ptr<PoolUnderTest> {
+    return std::make_unique<ExhibitPool>(options, flaw, rt);
   };
   impl.tenants = false;
   impl.priorities = false;

@@ -56,7 +56,7 @@ struct BoothObservations {
 void check_booth_observations(const BoothWorkload& w, const BoothObservations& obs);
 
 // Runs `w` in a bubble (through testing::run_property). Booth is constructible as
-// Booth(Runtime&, Duration window, int n) and has TicketBooth's take(ctx), stop() and interval().
+// Booth(Duration window, int n, Runtime&) and has TicketBooth's take(ctx), stop() and interval().
 template <class Booth>
 RunResult run_booth_workload(const BoothWorkload& w, Options options, BoothObservations& obs) {
   using std::chrono::milliseconds;
@@ -66,31 +66,37 @@ RunResult run_booth_workload(const BoothWorkload& w, Options options, BoothObser
   obs = BoothObservations{};
   return testing::run_property(options, [&](Runtime& rt) {
     const TimePoint start = rt.now();
-    Booth booth(rt, milliseconds(w.window_ms), w.n);
+    Booth booth(milliseconds(w.window_ms), w.n, rt);
     obs.interval = booth.interval();
     std::vector<std::vector<TakeRecord>> records(w.pauses_ms.size());
     {
       std::vector<Thread> threads;
       if (w.stop_at_ms >= 0) {
-        threads.emplace_back(rt, "stopper", [&] {
-          rt.sleep_until(start + milliseconds(w.stop_at_ms));
-          obs.stopped_at = rt.now() - start;
-          booth.stop();
-        });
+        threads.emplace_back(
+            "stopper",
+            [&] {
+              rt.sleep_until(start + milliseconds(w.stop_at_ms));
+              obs.stopped_at = rt.now() - start;
+              booth.stop();
+            },
+            rt);
       }
       for (std::size_t i = 0; i < w.pauses_ms.size(); ++i) {
         records[i].resize(w.pauses_ms[i].size());
-        threads.emplace_back(rt, "taker", [&, i] {
-          for (std::size_t j = 0; j < w.pauses_ms[i].size(); ++j) {
-            TakeRecord& r = records[i][j];
-            r.taker = static_cast<int>(i);
-            rt.sleep_for(milliseconds(w.pauses_ms[i][j]));
-            r.called = rt.now() - start;
-            r.result = booth.take(Context::background());
-            r.returned = rt.now() - start;
-            r.finished = true;
-          }
-        });
+        threads.emplace_back(
+            "taker",
+            [&, i] {
+              for (std::size_t j = 0; j < w.pauses_ms[i].size(); ++j) {
+                TakeRecord& r = records[i][j];
+                r.taker = static_cast<int>(i);
+                rt.sleep_for(milliseconds(w.pauses_ms[i][j]));
+                r.called = rt.now() - start;
+                r.result = booth.take(Context::background());
+                r.returned = rt.now() - start;
+                r.finished = true;
+              }
+            },
+            rt);
       }
     }
     booth.stop();

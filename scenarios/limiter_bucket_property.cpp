@@ -198,7 +198,7 @@ void token_bucket_agrees_with_go() {
   const Schedule schedule = *bubble::gen::schedule();
   testing::run_property(
       {.strategy = schedule.to_strategy(), .max_steps = kCaseSteps}, [&](Runtime& rt) {
-        TokenBucket bucket(rt, w.rate, w.burst);
+        TokenBucket bucket(w.rate, w.burst, rt);
         GoLimiterModel model(w.rate, w.burst);
         const TimePoint start = rt.now();
         auto now_ns = [&] { return (rt.now() - start).count(); };
@@ -292,10 +292,13 @@ void token_bucket_agrees_with_go() {
                 if (op.cancel_ns == 0) {
                   cancellable->second();
                 } else {
-                  canceller.emplace(rt, "canceller", [&rt, &cancellable, d = op.cancel_ns] {
-                    rt.sleep_for(Duration(d));
-                    cancellable->second();
-                  });
+                  canceller.emplace(
+                      "canceller",
+                      [&rt, &cancellable, d = op.cancel_ns] {
+                        rt.sleep_for(Duration(d));
+                        cancellable->second();
+                      },
+                      rt);
                 }
               }
               const std::error_code got_ec = bucket.wait(ctx, op.n);

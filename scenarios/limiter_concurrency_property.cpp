@@ -164,7 +164,7 @@ void concurrency_limiter_is_a_weighted_fifo() {
       [&](Runtime& rt) {
         using std::chrono::microseconds;
         using std::chrono::milliseconds;
-        ConcurrencyLimiter limiter(rt, w.limit);
+        ConcurrencyLimiter limiter(w.limit, rt);
         const TimePoint start = rt.now();
         std::vector<Outcome> got(w.takers.size());
         std::int64_t in_flight = 0;
@@ -172,28 +172,31 @@ void concurrency_limiter_is_a_weighted_fifo() {
         {
           std::vector<Thread> threads;
           for (std::size_t i = 0; i < w.takers.size(); ++i) {
-            threads.emplace_back(rt, "taker", [&, i] {
-              const Taker& t = w.takers[i];
-              rt.sleep_until(start + milliseconds(t.arrive_ms) + microseconds(i));
-              Context ctx = Context::background();
-              std::optional<std::pair<Context, CancelFunc>> deadline;
-              if (t.give_up_ms >= 0) {
-                deadline.emplace(Context::with_timeout(ctx, milliseconds(t.give_up_ms), rt));
-                ctx = deadline->first;
-              }
-              const std::error_code ec = limiter.acquire(ctx, t.weight);
-              got[i] = {!ec, rt.now() - start};
-              if (deadline) deadline->second();
-              if (ec) {
-                RC_ASSERT(ec == errc::deadline_exceeded);
-                return;
-              }
-              in_flight += t.weight;
-              most_in_flight = std::max(most_in_flight, in_flight);
-              rt.sleep_for(milliseconds(t.hold_ms));
-              in_flight -= t.weight;
-              limiter.release(t.weight);
-            });
+            threads.emplace_back(
+                "taker",
+                [&, i] {
+                  const Taker& t = w.takers[i];
+                  rt.sleep_until(start + milliseconds(t.arrive_ms) + microseconds(i));
+                  Context ctx = Context::background();
+                  std::optional<std::pair<Context, CancelFunc>> deadline;
+                  if (t.give_up_ms >= 0) {
+                    deadline.emplace(Context::with_timeout(ctx, milliseconds(t.give_up_ms), rt));
+                    ctx = deadline->first;
+                  }
+                  const std::error_code ec = limiter.acquire(ctx, t.weight);
+                  got[i] = {!ec, rt.now() - start};
+                  if (deadline) deadline->second();
+                  if (ec) {
+                    RC_ASSERT(ec == errc::deadline_exceeded);
+                    return;
+                  }
+                  in_flight += t.weight;
+                  most_in_flight = std::max(most_in_flight, in_flight);
+                  rt.sleep_for(milliseconds(t.hold_ms));
+                  in_flight -= t.weight;
+                  limiter.release(t.weight);
+                },
+                rt);
           }
         }
         if (most_in_flight > w.limit) {

@@ -42,7 +42,8 @@ class RefundVariantLimiter {
         start_(rt_.now()),
         tokens_(n),
         ticker_(interval, rt_),
-        refill_(rt_, "refund_variant/refill", [this] { refill_loop(); }) {}
+        refill_(
+            "refund_variant/refill", [this] { refill_loop(); }, rt_) {}
   ~RefundVariantLimiter() { stop(); }
 
   std::error_code submit(const Context& ctx, Job job, JobOptions opts = {}) {
@@ -143,11 +144,12 @@ class RefundVariantLimiter {
 // channel, so after a stall two tickets come out together.
 class TickerBooth {
  public:
-  TickerBooth(Runtime& rt, Duration window, int n)
+  TickerBooth(Duration window, int n, Runtime& rt = current_runtime())
       : interval_(window / n),
         ticker_(window / n, rt),
         tickets_(0, rt),
-        thread_(rt, "ticker_booth", [this] { loop(); }) {}
+        thread_(
+            "ticker_booth", [this] { loop(); }, rt) {}
   ~TickerBooth() { stop(); }
 
   std::error_code take(const Context& ctx) {

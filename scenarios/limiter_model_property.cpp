@@ -143,9 +143,10 @@ struct Submit : Command {
     slot->ctx.emplace(Context::with_cancel(Context::background()));
     LimiterSut::Slot* s = slot.get();
     sut.submits.push_back(std::move(slot));
-    s->thread.emplace(sut.rt, "submit", [&sut, s] {
-      s->result = sut.limiter.submit(s->ctx->first, [&sut] { ++sut.ran; });
-    });
+    s->thread.emplace(
+        "submit",
+        [&sut, s] { s->result = sut.limiter.submit(s->ctx->first, [&sut] { ++sut.ran; }); },
+        sut.rt);
     LimiterModel next = m;
     apply(next);
     check_against(next, sut, "submit " + std::to_string(m.submits.size()));
@@ -253,7 +254,7 @@ void rate_limiter_matches_its_model() {
         PoolOptions options;
         options.workers = 1;
         options.queue_capacity = 1024;
-        Pool pool(rt, options);
+        Pool pool(options, rt);
         RateLimiter limiter(pool, n, milliseconds(interval_ms));
         LimiterSut sut{rt, pool, limiter, rt.now(), {}, 0};
         LimiterModel initial;

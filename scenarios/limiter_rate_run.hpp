@@ -48,7 +48,7 @@ RunResult run_rate_workload(const RateWorkload& w, Options options, RateObservat
     pool_options.max_queued_per_tenant = w.tenant_cap;
     pool_options.max_running_per_tenant = w.running_cap;
     pool_options.name = "pool";
-    Pool pool(rt, pool_options);
+    Pool pool(pool_options, rt);
     const TimePoint start = rt.now();
     std::vector<std::unique_ptr<Limiter>> limiters;
     for (const RateLimiterSpec& l : w.limiters) {
@@ -61,57 +61,66 @@ RunResult run_rate_workload(const RateWorkload& w, Options options, RateObservat
       std::vector<Thread> threads;
       for (std::size_t l = 0; l < w.limiters.size(); ++l) {
         if (w.limiters[l].stop_at_ms < 0) continue;
-        threads.emplace_back(rt, "stopper", [&, l] {
-          rt.sleep_until(start + milliseconds(w.limiters[l].stop_at_ms));
-          obs.stopped_at[l] = rt.now() - start;
-          limiters[l]->stop();
-        });
+        threads.emplace_back(
+            "stopper",
+            [&, l] {
+              rt.sleep_until(start + milliseconds(w.limiters[l].stop_at_ms));
+              obs.stopped_at[l] = rt.now() - start;
+              limiters[l]->stop();
+            },
+            rt);
       }
       if (w.shutdown_at_ms >= 0) {
-        threads.emplace_back(rt, "shutdown", [&] {
-          rt.sleep_until(start + milliseconds(w.shutdown_at_ms));
-          obs.shutdown_at = rt.now() - start;
-          (void)pool.shutdown(Context::background());
-        });
+        threads.emplace_back(
+            "shutdown",
+            [&] {
+              rt.sleep_until(start + milliseconds(w.shutdown_at_ms));
+              obs.shutdown_at = rt.now() - start;
+              (void)pool.shutdown(Context::background());
+            },
+            rt);
       }
       for (std::size_t s = 0; s < w.submitters.size(); ++s) {
         records[s].resize(w.submitters[s].size());
-        threads.emplace_back(rt, "submitter", [&, s] {
-          std::vector<CancelFunc> cancels;  // Deadlines run their course; released at the end.
-          for (std::size_t i = 0; i < w.submitters[s].size(); ++i) {
-            const RateCall& call = w.submitters[s][i];
-            CallRecord& record = records[s][i];
-            record.submitter = static_cast<int>(s);
-            record.index = static_cast<int>(i);
-            record.call = call;
-            rt.sleep_for(milliseconds(call.gap_ms));
-            Job job = [&rt, &record, work = milliseconds(call.work_ms)](const Context& ctx) {
-              ++record.ran;
-              work_until_done(rt, ctx, work);
-            };
-            JobOptions opts;
-            opts.tenant = "t" + std::to_string(call.tenant);
-            opts.on_complete = [&record](const JobOutcome&) { ++record.outcomes; };
-            Limiter& limiter = *limiters[static_cast<std::size_t>(call.limiter)];
-            record.called = rt.now() - start;
-            if (call.try_submit) {
-              record.result = limiter.try_submit(std::move(job), std::move(opts));
-            } else if (call.deadline_ms >= 0) {
-              auto [ctx, cancel] =
-                  Context::with_timeout(Context::background(), milliseconds(call.deadline_ms), rt);
-              cancels.push_back(std::move(cancel));
-              record.result = limiter.submit(ctx, std::move(job), std::move(opts));
-            } else {
-              record.result =
-                  limiter.submit(Context::background(), std::move(job), std::move(opts));
-            }
-            record.returned = rt.now() - start;
-            // No scheduling point between the return and these reads: a consistent snapshot.
-            record.return_seq = ++returns;
-            for (const auto& l : limiters) record.available_after.push_back(l->available());
-            record.finished = true;
-          }
-        });
+        threads.emplace_back(
+            "submitter",
+            [&, s] {
+              std::vector<CancelFunc> cancels;  // Deadlines run their course; released at the end.
+              for (std::size_t i = 0; i < w.submitters[s].size(); ++i) {
+                const RateCall& call = w.submitters[s][i];
+                CallRecord& record = records[s][i];
+                record.submitter = static_cast<int>(s);
+                record.index = static_cast<int>(i);
+                record.call = call;
+                rt.sleep_for(milliseconds(call.gap_ms));
+                Job job = [&rt, &record, work = milliseconds(call.work_ms)](const Context& ctx) {
+                  ++record.ran;
+                  work_until_done(rt, ctx, work);
+                };
+                JobOptions opts;
+                opts.tenant = "t" + std::to_string(call.tenant);
+                opts.on_complete = [&record](const JobOutcome&) { ++record.outcomes; };
+                Limiter& limiter = *limiters[static_cast<std::size_t>(call.limiter)];
+                record.called = rt.now() - start;
+                if (call.try_submit) {
+                  record.result = limiter.try_submit(std::move(job), std::move(opts));
+                } else if (call.deadline_ms >= 0) {
+                  auto [ctx, cancel] = Context::with_timeout(Context::background(),
+                                                             milliseconds(call.deadline_ms), rt);
+                  cancels.push_back(std::move(cancel));
+                  record.result = limiter.submit(ctx, std::move(job), std::move(opts));
+                } else {
+                  record.result =
+                      limiter.submit(Context::background(), std::move(job), std::move(opts));
+                }
+                record.returned = rt.now() - start;
+                // No scheduling point between the return and these reads: a consistent snapshot.
+                record.return_seq = ++returns;
+                for (const auto& l : limiters) record.available_after.push_back(l->available());
+                record.finished = true;
+              }
+            },
+            rt);
       }
     }  // every thread joined
     for (auto& limiter : limiters) limiter->stop();

@@ -347,7 +347,7 @@ void check_pool_against_model(const PoolImplementation& impl) {
     PoolOptions options;
     options.workers = initial.workers;
     options.queue_capacity = static_cast<std::ptrdiff_t>(initial.capacity);
-    PoolSut sut{rt, rt.now(), {}, {}, {}, impl.make(rt, options)};
+    PoolSut sut{rt, rt.now(), {}, {}, {}, impl.make(options, rt)};
     for (int i = 0; i < kContexts; ++i)
       sut.contexts.push_back(Context::with_cancel(Context::background()));
     rc::state::check(initial, sut,

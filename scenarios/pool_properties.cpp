@@ -241,87 +241,97 @@ std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, con
     std::optional<TimePoint> first_shutdown;
     std::optional<PoolStats> final_stats;
 
-    auto pool = impl.make(rt, options);
+    auto pool = impl.make(options, rt);
     {
       std::vector<Thread> threads;
       for (std::size_t i = 0; i < c.contexts.size(); ++i) {
         if (!c.contexts[i].cancel_at) continue;
-        threads.emplace_back(rt, "canceller", [&, i] {
-          rt.sleep_until(start + c.contexts[i].cancel_at->value);
-          contexts[i].second();
-        });
+        threads.emplace_back(
+            "canceller",
+            [&, i] {
+              rt.sleep_until(start + c.contexts[i].cancel_at->value);
+              contexts[i].second();
+            },
+            rt);
       }
       for (std::size_t s = 0; s < c.submitters.size(); ++s) {
-        threads.emplace_back(rt, "submitter-" + std::to_string(s), [&, s] {
-          for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
-            const JobSpec& spec = c.submitters[s][j];
-            JobRecord& rec = records[s][j];
-            rt.sleep_for(spec.gap);
-            const Context& ctx =
-                spec.context < 0 ? Context::background() : contexts[spec.context].first;
-            const bool cap_running = c.max_running_per_tenant > 0;
-            Job job = [&rt, &rec, &running, &busy, &note, &spec, cap_running, workers = c.workers,
-                       cap = c.max_running_per_tenant, name = job_name(s, j)](const Context& jc) {
-              ++rec.runs;
-              if (++busy > workers) {
-                note(name + " started while " + std::to_string(workers) +
-                     " jobs were already running on as many workers");
+        threads.emplace_back(
+            "submitter-" + std::to_string(s),
+            [&, s] {
+              for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
+                const JobSpec& spec = c.submitters[s][j];
+                JobRecord& rec = records[s][j];
+                rt.sleep_for(spec.gap);
+                const Context& ctx =
+                    spec.context < 0 ? Context::background() : contexts[spec.context].first;
+                const bool cap_running = c.max_running_per_tenant > 0;
+                Job job = [&rt, &rec, &running, &busy, &note, &spec, cap_running,
+                           workers = c.workers, cap = c.max_running_per_tenant,
+                           name = job_name(s, j)](const Context& jc) {
+                  ++rec.runs;
+                  if (++busy > workers) {
+                    note(name + " started while " + std::to_string(workers) +
+                         " jobs were already running on as many workers");
+                  }
+                  struct Busy {
+                    int& n;
+                    ~Busy() { --n; }
+                  } busy_guard{busy};
+                  if (cap_running && ++running[spec.tenant] > cap) {
+                    note(name + " started while its tenant already had " + std::to_string(cap) +
+                         " jobs running (max_running_per_tenant)");
+                  } else if (!cap_running) {
+                    ++running[spec.tenant];
+                  }
+                  struct Leave {
+                    int& n;
+                    ~Leave() { --n; }
+                  } leave{running[spec.tenant]};
+                  work_for(rt, jc, spec.work, spec.behaviour == JobBehaviour::watches_context);
+                  rec.ctx_done_at_return = jc.done();
+                  if (spec.behaviour == JobBehaviour::throws) {
+                    rec.threw = true;
+                    throw std::runtime_error("the job fails on purpose");
+                  }
+                };
+                JobOptions opts;
+                opts.priority = spec.priority;
+                opts.tenant = "t" + std::to_string(spec.tenant);
+                if (spec.expected) opts.expected_duration = spec.expected->value;
+                opts.on_complete = [&rec, &ctx](const JobOutcome& outcome) {
+                  ++rec.outcomes;
+                  rec.status = outcome.status;
+                  rec.submitter_ctx_done_at_outcome = ctx.done();
+                };
+                rec.submit_start = rt.now();
+                rec.submit_result =
+                    pool->submit(spec.kind, ctx, std::move(job), spec.max_wait, std::move(opts));
+                rec.submit_end = rt.now();
+                rec.called = true;
+                if (!rec.submit_result) {
+                  const std::size_t depth = pool->stats().queue_depth;
+                  if (depth > static_cast<std::size_t>(c.capacity)) {
+                    note("after " + job_name(s, j) + " was accepted the queue holds " +
+                         std::to_string(depth) + " jobs, more than its capacity " +
+                         std::to_string(c.capacity));
+                  }
+                }
               }
-              struct Busy {
-                int& n;
-                ~Busy() { --n; }
-              } busy_guard{busy};
-              if (cap_running && ++running[spec.tenant] > cap) {
-                note(name + " started while its tenant already had " + std::to_string(cap) +
-                     " jobs running (max_running_per_tenant)");
-              } else if (!cap_running) {
-                ++running[spec.tenant];
-              }
-              struct Leave {
-                int& n;
-                ~Leave() { --n; }
-              } leave{running[spec.tenant]};
-              work_for(rt, jc, spec.work, spec.behaviour == JobBehaviour::watches_context);
-              rec.ctx_done_at_return = jc.done();
-              if (spec.behaviour == JobBehaviour::throws) {
-                rec.threw = true;
-                throw std::runtime_error("the job fails on purpose");
-              }
-            };
-            JobOptions opts;
-            opts.priority = spec.priority;
-            opts.tenant = "t" + std::to_string(spec.tenant);
-            if (spec.expected) opts.expected_duration = spec.expected->value;
-            opts.on_complete = [&rec, &ctx](const JobOutcome& outcome) {
-              ++rec.outcomes;
-              rec.status = outcome.status;
-              rec.submitter_ctx_done_at_outcome = ctx.done();
-            };
-            rec.submit_start = rt.now();
-            rec.submit_result =
-                pool->submit(spec.kind, ctx, std::move(job), spec.max_wait, std::move(opts));
-            rec.submit_end = rt.now();
-            rec.called = true;
-            if (!rec.submit_result) {
-              const std::size_t depth = pool->stats().queue_depth;
-              if (depth > static_cast<std::size_t>(c.capacity)) {
-                note("after " + job_name(s, j) + " was accepted the queue holds " +
-                     std::to_string(depth) + " jobs, more than its capacity " +
-                     std::to_string(c.capacity));
-              }
-            }
-          }
-        });
+            },
+            rt);
       }
       for (std::size_t i = 0; i < c.shutdowns.size(); ++i) {
-        threads.emplace_back(rt, "shutdown-" + std::to_string(i), [&, i] {
-          rt.sleep_until(start + c.shutdowns[i].at.value);
-          auto [deadline, cancel] =
-              Context::with_timeout(Context::background(), c.shutdowns[i].grace, rt);
-          if (!first_shutdown) first_shutdown = rt.now();
-          shutdown_results[i] = pool->shutdown(deadline);
-          cancel();
-        });
+        threads.emplace_back(
+            "shutdown-" + std::to_string(i),
+            [&, i] {
+              rt.sleep_until(start + c.shutdowns[i].at.value);
+              auto [deadline, cancel] =
+                  Context::with_timeout(Context::background(), c.shutdowns[i].grace, rt);
+              if (!first_shutdown) first_shutdown = rt.now();
+              shutdown_results[i] = pool->shutdown(deadline);
+              cancel();
+            },
+            rt);
       }
       if (c.shutdowns.empty()) rt.sleep_until(start + c.destroy_at.value);
     }

@@ -19,7 +19,7 @@ namespace {
 
 class RealPool final : public PoolUnderTest {
  public:
-  RealPool(Runtime& rt, const PoolOptions& options) : pool_(rt, options) {}
+  RealPool(const PoolOptions& options, Runtime& rt) : pool_(options, rt) {}
   std::error_code submit(SubmitKind kind, const Context& ctx, Job job, Duration max_wait,
                          JobOptions opts) override {
     switch (kind) {
@@ -43,8 +43,8 @@ class RealPool final : public PoolUnderTest {
 
 PoolImplementation real_pool() {
   return {"bubble::Pool",
-          [](Runtime& rt, const PoolOptions& options) -> std::unique_ptr<PoolUnderTest> {
-            return std::make_unique<RealPool>(rt, options);
+          [](const PoolOptions& options, Runtime& rt) -> std::unique_ptr<PoolUnderTest> {
+            return std::make_unique<RealPool>(options, rt);
           }};
 }
 

@@ -35,13 +35,16 @@ using namespace std::chrono_literals;
 Duration ticker_booth_gap_after_stall(Runtime& rt, Duration interval, Duration stall) {
   Channel<int> tickets(0, rt);
   auto [ctx, cancel] = Context::with_cancel(Context::background());
-  Thread booth(rt, "ticker-booth", [&, ctx = ctx] {
-    Ticker ticker(interval, rt);
-    for (int i = 0;; ++i) {
-      if (tickets.send(i, ctx)) return;
-      if (!ticker.channel().receive(ctx)) return;
-    }
-  });
+  Thread booth(
+      "ticker-booth",
+      [&, ctx = ctx] {
+        Ticker ticker(interval, rt);
+        for (int i = 0;; ++i) {
+          if (tickets.send(i, ctx)) return;
+          if (!ticker.channel().receive(ctx)) return;
+        }
+      },
+      rt);
   rt.sleep_for(stall);
   (void)tickets.receive();
   const TimePoint first = rt.now();
@@ -59,7 +62,7 @@ void ticker_booth_bursts_after_a_stall(const Schedule& schedule) {
   const auto stall = interval + std::chrono::milliseconds(*rc::gen::inRange(1, 2000));
   testing::run_property({.strategy = schedule.to_strategy()}, [&](Runtime& rt) {
     RC_ASSERT(ticker_booth_gap_after_stall(rt, interval, stall) < interval);
-    TicketBooth booth(rt, interval, 1);
+    TicketBooth booth(interval, 1, rt);
     rt.sleep_for(stall);
     RC_ASSERT(!booth.take(Context::background()));
     const TimePoint first = rt.now();
@@ -90,8 +93,8 @@ CounterRun run_counter(const Options& options, int increments, bool lock) {
         out.counter = read + 1;
       }
     };
-    Thread a(rt, "adder-a", add);
-    Thread b(rt, "adder-b", add);
+    Thread a("adder-a", add, rt);
+    Thread b("adder-b", add, rt);
   });
   out.schedule = result.schedule;
   return out;
@@ -125,8 +128,8 @@ void nested_submit_deadlock_is_reported(const Schedule& schedule) {
   const int workers = *rc::gen::inRange(1, 4);
   const int orders = workers + *rc::gen::inRange(0, 3);
   auto workload = [&](Runtime& rt, bool separate_pool) {
-    Pool outer(rt, {.workers = workers, .queue_capacity = 64, .name = "orders"});
-    Pool payments(rt, {.workers = 2, .queue_capacity = 64, .name = "payments"});
+    Pool outer({.workers = workers, .queue_capacity = 64, .name = "orders"}, rt);
+    Pool payments({.workers = 2, .queue_capacity = 64, .name = "payments"}, rt);
     Pool& sub_pool = separate_pool ? payments : outer;
     WaitGroup orders_done(rt);
     orders_done.add(orders);

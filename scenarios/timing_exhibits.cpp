@@ -42,28 +42,34 @@ std::function<void(Runtime&)> lost_wakeup_body(bool predicate_loop, const RaceCa
     {
       std::vector<Thread> threads;
       for (int i = 0; i < c.threads; ++i) {
-        threads.emplace_back(rt, "consumer-" + std::to_string(i), [&] {
-          // A consumer gives up after kPatience: far longer than the producer ever takes, so a
-          // consumer still waiting then has missed its wake-up.
-          auto [patience, cancel] = Context::with_timeout(Context::background(), kPatience, rt);
-          std::unique_lock<Mutex> lk(mu);
-          bool missed = false;
-          if (predicate_loop) {
-            while (!ready && !missed) missed = static_cast<bool>(cv.wait(lk, patience));
-          } else {
-            missed = static_cast<bool>(cv.wait(lk, patience));  // the flaw: waits for the
-                                                                // broadcast, not for the flag
-          }
-          cancel();
-          if (!missed && ready) ++woke;
-        });
+        threads.emplace_back(
+            "consumer-" + std::to_string(i),
+            [&] {
+              // A consumer gives up after kPatience: far longer than the producer ever takes, so a
+              // consumer still waiting then has missed its wake-up.
+              auto [patience, cancel] = Context::with_timeout(Context::background(), kPatience, rt);
+              std::unique_lock<Mutex> lk(mu);
+              bool missed = false;
+              if (predicate_loop) {
+                while (!ready && !missed) missed = static_cast<bool>(cv.wait(lk, patience));
+              } else {
+                missed = static_cast<bool>(cv.wait(lk, patience));  // the flaw: waits for the
+                                                                    // broadcast, not for the flag
+              }
+              cancel();
+              if (!missed && ready) ++woke;
+            },
+            rt);
       }
-      threads.emplace_back(rt, "producer", [&] {
-        rt.sleep_for(c.producer_delay);
-        std::lock_guard<Mutex> lk(mu);
-        ready = true;
-        cv.notify_all();
-      });
+      threads.emplace_back(
+          "producer",
+          [&] {
+            rt.sleep_for(c.producer_delay);
+            std::lock_guard<Mutex> lk(mu);
+            ready = true;
+            cv.notify_all();
+          },
+          rt);
     }
     if (woke != c.threads) {
       throw PropertyViolation("lost wake-up: " + std::to_string(c.threads - woke) + " of " +
@@ -80,14 +86,17 @@ std::function<void(Runtime&)> check_then_act_body(bool locked, const RaceCase& c
     {
       std::vector<Thread> threads;
       for (int i = 0; i < c.threads; ++i) {
-        threads.emplace_back(rt, "buyer-" + std::to_string(i), [&] {
-          std::unique_lock<Mutex> lk(mu, std::defer_lock);
-          if (locked) lk.lock();
-          if (sold < c.capacity) {
-            rt.schedule_point({"between check and act", 0, SourceLocation::current()});
-            ++sold;  // the flaw, when unlocked: another buyer may have sold it meanwhile
-          }
-        });
+        threads.emplace_back(
+            "buyer-" + std::to_string(i),
+            [&] {
+              std::unique_lock<Mutex> lk(mu, std::defer_lock);
+              if (locked) lk.lock();
+              if (sold < c.capacity) {
+                rt.schedule_point({"between check and act", 0, SourceLocation::current()});
+                ++sold;  // the flaw, when unlocked: another buyer may have sold it meanwhile
+              }
+            },
+            rt);
       }
     }
     if (sold > c.capacity) {

@@ -358,8 +358,8 @@ class Bubble final : public Runtime {
   std::string_view name() const noexcept override { return name_; }
   TimePoint now() const noexcept override { return now_; }
   WallTime wall_now() const noexcept override { return WallTime{now_.time_since_epoch()}; }
-  std::unique_ptr<ThreadHandle> spawn(std::string name, std::function<void()> body,
-                                      SourceLocation where) override;
+  std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,
+                                         SourceLocation where) override;
   void prepare(Waiter& waiter) override;
   ParkResult park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) override;
   void unpark(Waiter& waiter) noexcept override;
@@ -947,8 +947,8 @@ void Bubble::destroy_record(BThread* t) noexcept {
   delete t;
 }
 
-std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void()> body,
-                                            SourceLocation where) {
+std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<void()> body,
+                                               SourceLocation where) {
   check_thread("spawn");
   if (!body) throw std::invalid_argument("bubble::Runtime::spawn: empty body for \"" + name + "\"");
   queue_.reserve(live_ + 1);  // Pushing the new thread (unpark, noexcept) never allocates.

@@ -250,20 +250,20 @@ class ContextState final : public ContextStateBase,
   ContextCallbackNode* tail = nullptr;
 };
 
-struct AfterFuncState {
+struct AfterDoneState {
   enum : int { kArmed = 0, kStarted = 1, kStopped = 2 };
   std::atomic<int> state{kArmed};
   std::function<void()> fn;
   Runtime* rt = nullptr;
   std::optional<Context::Callback> callback;
-  std::shared_ptr<AfterFuncState> self;  // Keeps the registration alive while armed.
+  std::shared_ptr<AfterDoneState> self;  // Keeps the registration alive while armed.
 
   void fire() noexcept {
     int expected = kArmed;
     if (!state.compare_exchange_strong(expected, kStarted, std::memory_order_acq_rel)) return;
-    std::shared_ptr<AfterFuncState> keep = std::move(self);
+    std::shared_ptr<AfterDoneState> keep = std::move(self);
     // Detached: the runtime reclaims the thread when fn returns.
-    rt->spawn("after_func", std::move(fn));
+    detach(rt->spawn("after_done", std::move(fn)));
   }
 };
 
@@ -402,28 +402,28 @@ void Context::Callback::invoke(detail::ContextCallbackNode* node) noexcept {
   static_cast<Callback*>(node->owner)->fn_();
 }
 
-bool AfterFuncHandle::stop() {
+bool AfterDone::stop() {
   if (!state_) return false;
-  int expected = detail::AfterFuncState::kArmed;
-  if (!state_->state.compare_exchange_strong(expected, detail::AfterFuncState::kStopped,
+  int expected = detail::AfterDoneState::kArmed;
+  if (!state_->state.compare_exchange_strong(expected, detail::AfterDoneState::kStopped,
                                              std::memory_order_acq_rel)) {
     return false;
   }
   state_->callback.reset();
-  std::shared_ptr<detail::AfterFuncState> keep = std::move(state_->self);
+  std::shared_ptr<detail::AfterDoneState> keep = std::move(state_->self);
   return true;
 }
 
-AfterFuncHandle after_func(const Context& ctx, std::function<void()> fn, Runtime& rt) {
-  if (!fn) throw std::invalid_argument("bubble::after_func: fn must not be empty");
-  AfterFuncHandle handle;
-  auto state = std::make_shared<detail::AfterFuncState>();
+AfterDone after_done(const Context& ctx, std::function<void()> fn, Runtime& rt) {
+  if (!fn) throw std::invalid_argument("bubble::after_done: fn must not be empty");
+  AfterDone handle;
+  auto state = std::make_shared<detail::AfterDoneState>();
   state->fn = std::move(fn);
   state->rt = &rt;
   handle.state_ = state;
   if (!ctx.can_end()) return handle;
   state->self = state;
-  detail::AfterFuncState* raw = state.get();
+  detail::AfterDoneState* raw = state.get();
   state->callback.emplace(ctx, [raw] { raw->fire(); });
   return handle;
 }

@@ -121,8 +121,8 @@ class SystemRuntime final : public Runtime {
     return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
   }
 
-  std::unique_ptr<ThreadHandle> spawn(std::string name, std::function<void()> body,
-                                      SourceLocation /*where*/) override {
+  std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,
+                                         SourceLocation /*where*/) override {
     if (!body) {
       throw std::invalid_argument("bubble::system_runtime: spawn of thread '" + name +
                                   "' with an empty body");

@@ -103,7 +103,7 @@ struct AfterFuncTimerState {
   void fire() {
     int expected = kArmed;
     if (!state.compare_exchange_strong(expected, kStarted, std::memory_order_acq_rel)) return;
-    rt->spawn("after_func", std::move(fn));
+    detach(rt->spawn("after_func", std::move(fn)));
   }
 };
 

@@ -16,11 +16,8 @@ std::int64_t checked_limit(std::int64_t limit) {
 
 }  // namespace
 
-ConcurrencyLimiter::ConcurrencyLimiter(Runtime& rt, std::int64_t limit)
+ConcurrencyLimiter::ConcurrencyLimiter(std::int64_t limit, Runtime& rt)
     : semaphore_(checked_limit(limit), rt) {}
-
-ConcurrencyLimiter::ConcurrencyLimiter(std::int64_t limit)
-    : ConcurrencyLimiter(current_runtime(), limit) {}
 
 void ConcurrencyLimiter::check_weight(std::int64_t weight) const {
   if (weight < 1 || weight > semaphore_.size()) {

@@ -43,7 +43,8 @@ RateLimiter::RateLimiter(Pool& pool, int n, Duration interval)
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   stop_ctx_ = std::move(ctx);
   stop_cancel_ = std::move(cancel);
-  refill_ = Thread(*rt_, "rate_limiter/refill", [this] { refill_loop(); });
+  refill_ = Thread(
+      "rate_limiter/refill", [this] { refill_loop(); }, *rt_);
 }
 
 RateLimiter::~RateLimiter() {

@@ -27,16 +27,17 @@ Duration checked_interval(Duration window, int n) {
 
 }  // namespace
 
-TicketBooth::TicketBooth(Runtime& rt, Duration window, int n, const Context& ctx)
+TicketBooth::TicketBooth(Duration window, int n, const Context& ctx, Runtime& rt)
     : rt_(&rt), interval_(checked_interval(window, n)), tickets_(0, rt) {
   auto [child, cancel] = Context::with_cancel(ctx);
   ctx_ = std::move(child);
   cancel_ = std::move(cancel);
-  thread_ = Thread(rt, "ticket_booth", [this] { run(); });
+  thread_ = Thread(
+      "ticket_booth", [this] { run(); }, rt);
 }
 
-TicketBooth::TicketBooth(Duration window, int n, const Context& ctx)
-    : TicketBooth(current_runtime(), window, n, ctx) {}
+TicketBooth::TicketBooth(Duration window, int n, Runtime& rt)
+    : TicketBooth(window, n, Context::background(), rt) {}
 
 TicketBooth::~TicketBooth() {
   stop();

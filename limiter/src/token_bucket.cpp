@@ -20,11 +20,8 @@ class Guard {
 
 }  // namespace
 
-TokenBucket::TokenBucket(Runtime& rt, double rate_per_second, int burst)
+TokenBucket::TokenBucket(double rate_per_second, int burst, Runtime& rt)
     : rt_(&rt), id_(rt.new_object_id()), mu_(rt), core_(rate_per_second, burst) {}
-
-TokenBucket::TokenBucket(double rate_per_second, int burst)
-    : TokenBucket(current_runtime(), rate_per_second, burst) {}
 
 bool TokenBucket::allow(int n, SourceLocation where) {
   const TimePoint now = rt_->now();  // As upstream: read before locking.

@@ -495,12 +495,10 @@ class Pool::Impl {
   std::vector<std::unique_ptr<ThreadHandle>> threads_;
 };
 
-Pool::Pool(Runtime& rt, PoolOptions options)
+Pool::Pool(PoolOptions options, Runtime& rt)
     : impl_(std::make_unique<Impl>(rt, std::move(options))) {
   impl_->start();
 }
-
-Pool::Pool(PoolOptions options) : Pool(current_runtime(), std::move(options)) {}
 
 Pool::~Pool() {
   impl_->stop_now();

@@ -16,8 +16,8 @@ BUBBLE_TEST(KnownBad, UnlockedIncrementsLoseAnUpdate) {
     counter = read + 1;
   };
   {
-    bubble::Thread a(rt, "adder-a", add);
-    bubble::Thread b(rt, "adder-b", add);
+    bubble::Thread a("adder-a", add, rt);
+    bubble::Thread b("adder-b", add, rt);
   }
   EXPECT_EQ(counter, 2);
 }

@@ -15,7 +15,7 @@ int main() {
   int jobs_run = 0;
   bubble::Duration elapsed{};
   bubble::run({}, [&](bubble::Runtime& rt) {
-    bubble::Pool pool(rt, {.workers = 2, .queue_capacity = 8});
+    bubble::Pool pool({.workers = 2, .queue_capacity = 8}, rt);
     bubble::RateLimiter limiter(pool, 2, 1s);  // two jobs per second
     const bubble::TimePoint start = rt.now();
     for (int i = 0; i < 6; ++i) {

@@ -33,14 +33,18 @@ TEST(BubbleConformance, RelayOf100HopsFinishesBeforeWaitReturns) {
     for (int i = 0; i <= kHops; ++i) chans.push_back(std::make_unique<bubble::Channel<int>>(0, rt));
     std::vector<bubble::Thread> hops;
     for (int i = 0; i < kHops; ++i) {
-      hops.emplace_back(rt, "hop-" + std::to_string(i), [&, i] {
-        auto v = chans[i]->receive();
-        ASSERT_TRUE(v.has_value());
-        ASSERT_FALSE(chans[i + 1]->send(*v + 1));
-      });
+      hops.emplace_back(
+          "hop-" + std::to_string(i),
+          [&, i] {
+            auto v = chans[i]->receive();
+            ASSERT_TRUE(v.has_value());
+            ASSERT_FALSE(chans[i + 1]->send(*v + 1));
+          },
+          rt);
     }
     int result = -1;
-    bubble::Thread sink(rt, "sink", [&] { result = *chans[kHops]->receive(); });
+    bubble::Thread sink(
+        "sink", [&] { result = *chans[kHops]->receive(); }, rt);
     ASSERT_FALSE(chans[0]->send(0));
     bubble::wait();
     EXPECT_EQ(result, kHops);
@@ -78,9 +82,12 @@ TEST(BubbleConformance, TimerResetCountsFromTheCurrentTime) {
 TEST(BubbleConformance, ZeroDurationTimerFiresWithoutIdleness) {
   bubble::run([](Runtime& rt) {
     bubble::Timer t(0s, rt);
-    bubble::Thread busy(rt, "busy", [&] {
-      for (int i = 0; i < 1000; ++i) rt.yield();
-    });
+    bubble::Thread busy(
+        "busy",
+        [&] {
+          for (int i = 0; i < 1000; ++i) rt.yield();
+        },
+        rt);
     auto v = t.channel().receive();
     EXPECT_EQ(*v, bubble::kStart);
   });
@@ -95,11 +102,11 @@ TEST(BubbleConformance, AfterFuncThatSpawnsASleeper) {
         1s,
         [&] {
           func_ran = true;
-          rt.spawn("sleeper", [&] {
-              rt.sleep_for(1s);
-              sleeper_woke = rt.now();
-              sleeper_done = true;
-            }).reset();
+          detach(rt.spawn("sleeper", [&] {
+            rt.sleep_for(1s);
+            sleeper_woke = rt.now();
+            sleeper_done = true;
+          }));
         },
         rt);
     rt.sleep_for(3s);
@@ -126,13 +133,13 @@ TEST(BubbleConformance, TickerLoopAfterRootReturnsIsADeadlock) {
   int ticks = 0;
   try {
     bubble::run([&](Runtime& rt) {
-      rt.spawn("ticker-loop", [&] {
-          bubble::Ticker tk(1s, rt);
-          for (;;) {
-            if (!tk.channel().receive()) return;
-            ++ticks;
-          }
-        }).reset();
+      detach(rt.spawn("ticker-loop", [&] {
+        bubble::Ticker tk(1s, rt);
+        for (;;) {
+          if (!tk.channel().receive()) return;
+          ++ticks;
+        }
+      }));
       bubble::wait();
     });
     FAIL() << "expected a deadlock";
@@ -164,11 +171,14 @@ TEST(BubbleConformance, CondVarSignalAndBroadcast) {
     bubble::CondVar cv(rt);
     bool ready = false;
     TimePoint woke{};
-    bubble::Thread waiter(rt, "waiter", [&] {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return ready; });
-      woke = rt.now();
-    });
+    bubble::Thread waiter(
+        "waiter",
+        [&] {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return ready; });
+          woke = rt.now();
+        },
+        rt);
     rt.sleep_for(1ms);
     {
       std::lock_guard lock(mu);
@@ -182,11 +192,14 @@ TEST(BubbleConformance, CondVarSignalAndBroadcast) {
     bool go = false;
     std::vector<bubble::Thread> two;
     for (int i = 0; i < 2; ++i) {
-      two.emplace_back(rt, "b" + std::to_string(i), [&] {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return go; });
-        ++woken;
-      });
+      two.emplace_back(
+          "b" + std::to_string(i),
+          [&] {
+            std::unique_lock lock(mu);
+            cv.wait(lock, [&] { return go; });
+            ++woken;
+          },
+          rt);
     }
     bubble::wait();
     EXPECT_EQ(woken, 0);
@@ -205,10 +218,13 @@ TEST(BubbleConformance, WaitGroupWaitTakesTheWorkersSecond) {
   bubble::run([](Runtime& rt) {
     bubble::WaitGroup wg(rt);
     wg.add(1);
-    bubble::Thread worker(rt, "worker", [&] {
-      rt.sleep_for(1s);
-      wg.done();
-    });
+    bubble::Thread worker(
+        "worker",
+        [&] {
+          rt.sleep_for(1s);
+          wg.done();
+        },
+        rt);
     wg.wait();
     EXPECT_EQ(rt.now(), bubble::kStart + 1s);
   });
@@ -221,10 +237,13 @@ TEST(BubbleConformance, MutexIsDurable) {
     bubble::Mutex mu(rt);
     TimePoint got{};
     std::unique_lock lock(mu);
-    bubble::Thread t(rt, "locker", [&] {
-      std::lock_guard g(mu);
-      got = rt.now();
-    });
+    bubble::Thread t(
+        "locker",
+        [&] {
+          std::lock_guard g(mu);
+          got = rt.now();
+        },
+        rt);
     bubble::wait();  // "locker" is blocked on the mutex: durably.
     rt.sleep_for(1s);
     lock.unlock();
@@ -238,16 +257,22 @@ TEST(BubbleConformance, MutexDeadlockIsReported) {
   try {
     bubble::run([](Runtime& rt) {
       bubble::Mutex a(rt), b(rt);
-      bubble::Thread t1(rt, "t1", [&] {
-        std::lock_guard ga(a);
-        rt.sleep_for(1ms);
-        std::lock_guard gb(b);
-      });
-      bubble::Thread t2(rt, "t2", [&] {
-        std::lock_guard gb(b);
-        rt.sleep_for(1ms);
-        std::lock_guard ga(a);
-      });
+      bubble::Thread t1(
+          "t1",
+          [&] {
+            std::lock_guard ga(a);
+            rt.sleep_for(1ms);
+            std::lock_guard gb(b);
+          },
+          rt);
+      bubble::Thread t2(
+          "t2",
+          [&] {
+            std::lock_guard gb(b);
+            rt.sleep_for(1ms);
+            std::lock_guard ga(a);
+          },
+          rt);
     });
     FAIL();
   } catch (const bubble::DeadlockError& e) {
@@ -264,14 +289,20 @@ TEST(BubbleConformance, SemaphoreAndChannelAreDurable) {
     bubble::Semaphore sem(0, rt);
     bubble::Channel<int> ch(0, rt);
     TimePoint acquired{}, received{};
-    bubble::Thread a(rt, "acquirer", [&] {
-      sem.acquire();
-      acquired = rt.now();
-    });
-    bubble::Thread r(rt, "receiver", [&] {
-      (void)ch.receive();
-      received = rt.now();
-    });
+    bubble::Thread a(
+        "acquirer",
+        [&] {
+          sem.acquire();
+          acquired = rt.now();
+        },
+        rt);
+    bubble::Thread r(
+        "receiver",
+        [&] {
+          (void)ch.receive();
+          received = rt.now();
+        },
+        rt);
     rt.sleep_for(2s);
     sem.release();
     rt.sleep_for(1s);

@@ -18,11 +18,14 @@ using bubble::Runtime;
 
 // A worker thread reads past the end of a vector after a second of virtual time.
 void out_of_range_in_a_thread(Runtime& rt) {
-  bubble::Thread worker(rt, "worker", [&rt] {
-    rt.sleep_for(1s);
-    const std::vector<int> v{1, 2, 3};
-    (void)v.at(3);
-  });
+  bubble::Thread worker(
+      "worker",
+      [&rt] {
+        rt.sleep_for(1s);
+        const std::vector<int> v{1, 2, 3};
+        (void)v.at(3);
+      },
+      rt);
 }
 
 TEST(RunFailureRethrowOriginal, RethrowsTheThreadsExceptionWithItsType) {
@@ -55,7 +58,8 @@ TEST(RunFailureRethrowOriginal, TheOneLineFormCatchesTheOriginalByType) {
 TEST(RunFailureRethrowOriginal, ReturnsForAFailureWithoutAnException) {
   try {
     bubble::run([](Runtime& rt) {
-      bubble::Thread stuck(rt, "stuck", [&rt] { rt.sleep_for(bubble::Duration::max()); });
+      bubble::Thread stuck(
+          "stuck", [&rt] { rt.sleep_for(bubble::Duration::max()); }, rt);
     });
     FAIL() << "run() did not throw";
   } catch (const bubble::DeadlockError& e) {
@@ -76,8 +80,8 @@ TEST(OptionsRethrowOriginal, OtherFailuresStayRunFailures) {
   testing::internal::CaptureStderr();
   EXPECT_THROW(bubble::run({.rethrow_original = true},
                            [](Runtime& rt) {
-                             bubble::Thread stuck(rt, "stuck",
-                                                  [&rt] { rt.sleep_for(bubble::Duration::max()); });
+                             bubble::Thread stuck(
+                                 "stuck", [&rt] { rt.sleep_for(bubble::Duration::max()); }, rt);
                            }),
                bubble::DeadlockError);
   // Only a rethrown original is announced on stderr; a RunFailure carries its own message.

@@ -48,11 +48,11 @@ TEST(BubbleDeadlock, ReportNamesEveryThreadWhatAndWhere) {
   try {
     bubble::run([](Runtime& rt) {
       const std::uint64_t id = rt.new_object_id();
-      rt.spawn("waiter-a", [&rt, id] { block_forever(rt, id); }).reset();
-      rt.spawn("waiter-b", [&rt] {
-          rt.sleep_for(1s);
-          block_forever(rt, 99);
-        }).reset();
+      detach(rt.spawn("waiter-a", [&rt, id] { block_forever(rt, id); }));
+      detach(rt.spawn("waiter-b", [&rt] {
+        rt.sleep_for(1s);
+        block_forever(rt, 99);
+      }));
       block_forever(rt, id);
     });
     FAIL() << "expected a DeadlockError";
@@ -200,7 +200,7 @@ TEST(BubbleFailure, NonStdExceptionsAreRethrownUnchanged) {
   };
   try {
     bubble::run([](Runtime& rt) {
-      rt.spawn("t", [] { throw CaseResult{3}; }).reset();
+      detach(rt.spawn("t", [] { throw CaseResult{3}; }));
       rt.sleep_for(1s);
     });
     FAIL();
@@ -213,8 +213,8 @@ TEST(BubbleFailure, NonStdExceptionsAreRethrownUnchanged) {
 TEST(BubbleFailure, FirstFailureWins) {
   try {
     bubble::run([](Runtime& rt) {
-      rt.spawn("first", [] { throw std::runtime_error("first"); }).reset();
-      rt.spawn("second", [] { throw std::runtime_error("second"); }).reset();
+      detach(rt.spawn("first", [] { throw std::runtime_error("first"); }));
+      detach(rt.spawn("second", [] { throw std::runtime_error("second"); }));
       rt.sleep_for(1s);
     });
     FAIL();
@@ -228,7 +228,7 @@ TEST(BubbleFailure, GtestNonFatalFailuresAreRecorded) {
   // (Checked with EXPECT_NONFATAL_FAILURE, which needs a static body.)
   EXPECT_NONFATAL_FAILURE(
       bubble::run([](Runtime& rt) {
-        rt.spawn("checker", [] { EXPECT_EQ(1, 2) << "inside a bubble thread"; }).reset();
+        detach(rt.spawn("checker", [] { EXPECT_EQ(1, 2) << "inside a bubble thread"; }));
         rt.sleep_for(1s);
       }),
       "inside a bubble thread");
@@ -238,9 +238,9 @@ TEST(BubbleFailure, GtestNonFatalFailuresAreRecorded) {
 TEST(BubbleBudget, MaxStepsEndsABusyLoop) {
   try {
     bubble::run({.max_steps = 1000}, [](Runtime& rt) {
-      rt.spawn("spinner", [&] {
-          for (;;) rt.yield();
-        }).reset();
+      detach(rt.spawn("spinner", [&] {
+        for (;;) rt.yield();
+      }));
       for (;;) rt.yield();
     });
     FAIL();
@@ -291,12 +291,12 @@ TEST(BubbleGuardDeathTest, WatchdogNamesAStuckThread) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(bubble::run({.watchdog = std::chrono::milliseconds{50}},
                            [](Runtime& rt) {
-                             rt.spawn("stuck", [&] {
-                                 rt.yield();
-                                 volatile bool forever = true;
-                                 while (forever) {
-                                 }
-                               }).reset();
+                             detach(rt.spawn("stuck", [&] {
+                               rt.yield();
+                               volatile bool forever = true;
+                               while (forever) {
+                               }
+                             }));
                              rt.sleep_for(1s);
                            }),
                "watchdog: thread #2 \"stuck\" of bubble has run for more than 50 ms.*"
@@ -306,12 +306,12 @@ TEST(BubbleGuardDeathTest, WatchdogNamesAStuckThread) {
 // Runs a bubble whose thread "stuck" spins without a scheduling point, under a `limit` watchdog.
 void spin_in_a_bubble(std::chrono::milliseconds limit) {
   bubble::run({.watchdog = limit}, [](Runtime& rt) {
-    rt.spawn("stuck", [&] {
-        rt.yield();
-        volatile bool forever = true;
-        while (forever) {
-        }
-      }).reset();
+    detach(rt.spawn("stuck", [&] {
+      rt.yield();
+      volatile bool forever = true;
+      while (forever) {
+      }
+    }));
     rt.sleep_for(1s);
   });
 }
@@ -352,14 +352,14 @@ TEST(BubbleGuardDeathTest, ChildWatchdogIgnoresBubblesOfThreadsThatDidNotFork) {
 // A program that deadlocks under most schedules: three threads, objects, locations.
 void deadlocking_program(Runtime& rt) {
   const std::uint64_t id = rt.new_object_id();
-  rt.spawn("a", [&rt, id] {
-      rt.yield();
-      block_forever(rt, id);
-    }).reset();
-  rt.spawn("b", [&rt] {
-      rt.sleep_for(1s);
-      block_forever(rt, 99);
-    }).reset();
+  detach(rt.spawn("a", [&rt, id] {
+    rt.yield();
+    block_forever(rt, id);
+  }));
+  detach(rt.spawn("b", [&rt] {
+    rt.sleep_for(1s);
+    block_forever(rt, 99);
+  }));
   rt.yield();
   block_forever(rt, id);
 }
@@ -367,8 +367,8 @@ void deadlocking_program(Runtime& rt) {
 // A program whose failure is an exception whose text names the runtime (a misuse of
 // bubble::wait: two threads waiting at once).
 void misusing_program(Runtime& rt) {
-  rt.spawn("first", [] { bubble::wait(); }).reset();
-  rt.spawn("second", [] { bubble::wait(); }).reset();
+  detach(rt.spawn("first", [] { bubble::wait(); }));
+  detach(rt.spawn("second", [] { bubble::wait(); }));
   rt.sleep_for(1s);
 }
 

@@ -319,7 +319,7 @@ TEST(BubbleWait, TwoConcurrentWaitsAreAnError) {
       }
       gate.open(rt);
     });
-    rt.spawn("blocker", [&] { rt.sleep_for(1s); }).reset();
+    detach(rt.spawn("blocker", [&] { rt.sleep_for(1s); }));
     bubble::wait();  // "second" runs while root waits.
     gate.wait(rt);
     rt.sleep_for(1s);
@@ -333,10 +333,10 @@ TEST(BubbleEnd, ThreadsMayFinishAfterRootButTimersDueLaterNeverFire) {
   bool late_timer = false, finisher_done = false;
   bubble::run([&](Runtime& rt) {
     rt.schedule_at(rt.now() + 1s, [&] { late_timer = true; });
-    rt.spawn("finisher", [&] {
-        for (int i = 0; i < 5; ++i) rt.yield();
-        finisher_done = true;
-      }).reset();
+    detach(rt.spawn("finisher", [&] {
+      for (int i = 0; i < 5; ++i) rt.yield();
+      finisher_done = true;
+    }));
   });
   EXPECT_TRUE(finisher_done);
   EXPECT_FALSE(late_timer);
@@ -344,7 +344,7 @@ TEST(BubbleEnd, ThreadsMayFinishAfterRootButTimersDueLaterNeverFire) {
 
 TEST(BubbleEnd, ChildBlockedAfterRootReturnsIsADeadlock) {
   try {
-    bubble::run([](Runtime& rt) { rt.spawn("sleeper", [&] { rt.sleep_for(1s); }).reset(); });
+    bubble::run([](Runtime& rt) { detach(rt.spawn("sleeper", [&] { rt.sleep_for(1s); })); });
     FAIL() << "expected a DeadlockError";
   } catch (const bubble::DeadlockError& e) {
     const std::string m = e.what();

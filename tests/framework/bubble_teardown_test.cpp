@@ -102,13 +102,16 @@ void expect_clean_deadlock(const std::function<void(Runtime&, Probe&)>& scenario
 void run_other_bubbles() {
   for (int i = 0; i < 3; ++i) {
     bubble::run([](Runtime& rt) {
-      bubble::Thread a(rt, "a", [&] { rt.sleep_for(1s); });
-      bubble::Thread b(rt, "b", [&] { rt.yield(); });
+      bubble::Thread a(
+          "a", [&] { rt.sleep_for(1s); }, rt);
+      bubble::Thread b(
+          "b", [&] { rt.yield(); }, rt);
     });
   }
   EXPECT_THROW(bubble::run([](Runtime& rt) {
                  bubble::Notification never(rt);
-                 bubble::Thread t(rt, "t", [&] { never.wait(); });
+                 bubble::Thread t(
+                     "t", [&] { never.wait(); }, rt);
                  never.wait();
                }),
                bubble::DeadlockError);
@@ -146,12 +149,15 @@ void root_in_thread_destructor(Runtime& rt, Probe& p) {
     Lifetime life;
     bubble::Thread worker;
     Component(Runtime& rt, Probe& p) : mu(rt), cv(rt) {
-      worker = bubble::Thread(rt, "worker", [this, &p] {
-        Ends e{p};
-        std::unique_lock<bubble::Mutex> lk(mu);
-        WaitsOn w(p, life);
-        cv.wait(lk, [&] { return go; });
-      });
+      worker = bubble::Thread(
+          "worker",
+          [this, &p] {
+            Ends e{p};
+            std::unique_lock<bubble::Mutex> lk(mu);
+            WaitsOn w(p, life);
+            cv.wait(lk, [&] { return go; });
+          },
+          rt);
     }
   };
   Component c(rt, p);
@@ -162,14 +168,20 @@ BUBBLE_TEARDOWN_TEST(RootInThreadDestructor, 2, "Thread::join", root_in_thread_d
 void nested_joins(Runtime& rt, Probe& p) {
   bubble::Channel<int> ch(0, rt);
   Lifetime life;
-  bubble::Thread outer(rt, "outer", [&] {
-    Ends e{p};
-    bubble::Thread inner(rt, "inner", [&] {
-      Ends e2{p};
-      WaitsOn w(p, life);
-      (void)ch.receive();
-    });
-  });
+  bubble::Thread outer(
+      "outer",
+      [&] {
+        Ends e{p};
+        bubble::Thread inner(
+            "inner",
+            [&] {
+              Ends e2{p};
+              WaitsOn w(p, life);
+              (void)ch.receive();
+            },
+            rt);
+      },
+      rt);
 }
 BUBBLE_TEARDOWN_TEST(NestedJoins, 3, "Thread::join", nested_joins)
 
@@ -182,12 +194,15 @@ void root_in_wait_group(Runtime& rt, Probe& p) {
   bubble::WaitGroup wg(rt);
   Lifetime life;
   wg.add(1);
-  sender = bubble::Thread(rt, "sender", [&] {
-    Ends e{p};
-    WaitsOn w(p, life);
-    (void)ch.send(1);
-    wg.done();
-  });
+  sender = bubble::Thread(
+      "sender",
+      [&] {
+        Ends e{p};
+        WaitsOn w(p, life);
+        (void)ch.send(1);
+        wg.done();
+      },
+      rt);
   wg.wait();
 }
 BUBBLE_TEARDOWN_TEST(RootInWaitGroupWait, 2, "WaitGroup::wait", root_in_wait_group)
@@ -199,16 +214,19 @@ void root_in_cond_var(Runtime& rt, Probe& p) {
   bubble::Notification never(rt);
   Lifetime life;
   bool done = false;
-  bubble::Thread worker(rt, "worker", [&] {
-    Ends e{p};
-    {
-      WaitsOn w(p, life);
-      never.wait();
-    }
-    std::lock_guard<bubble::Mutex> lk(mu);
-    done = true;
-    cv.notify_all();
-  });
+  bubble::Thread worker(
+      "worker",
+      [&] {
+        Ends e{p};
+        {
+          WaitsOn w(p, life);
+          never.wait();
+        }
+        std::lock_guard<bubble::Mutex> lk(mu);
+        done = true;
+        cv.notify_all();
+      },
+      rt);
   std::unique_lock<bubble::Mutex> lk(mu);
   cv.wait(lk, [&] { return done; });
 }
@@ -221,18 +239,24 @@ void root_in_channel(Runtime& rt, Probe& p) {
   bubble::Mutex mu(rt);
   bubble::CondVar cv(rt);
   Lifetime life;
-  bubble::Thread stuck(rt, "stuck", [&] {
-    Ends e{p};
-    std::unique_lock<bubble::Mutex> lk(mu);
-    WaitsOn w(p, life);
-    cv.wait(lk);
-    (void)ch.send(1);
-  });
-  bubble::Thread joiner(rt, "joiner", [&] {
-    Ends e{p};
-    stuck.join();
-    (void)ch.send(2);
-  });
+  bubble::Thread stuck(
+      "stuck",
+      [&] {
+        Ends e{p};
+        std::unique_lock<bubble::Mutex> lk(mu);
+        WaitsOn w(p, life);
+        cv.wait(lk);
+        (void)ch.send(1);
+      },
+      rt);
+  bubble::Thread joiner(
+      "joiner",
+      [&] {
+        Ends e{p};
+        stuck.join();
+        (void)ch.send(2);
+      },
+      rt);
   (void)ch.receive();
 }
 BUBBLE_TEARDOWN_TEST(RootInChannelReceive, 3, "Channel::receive", root_in_channel)
@@ -247,16 +271,22 @@ TEST(BubbleTeardown, ThreadsRunnableWhenAnotherThrowsGoOnUntilTheyBlock) {
       Ends e{probe};
       bubble::Notification never(rt);
       Lifetime life;
-      bubble::Thread stuck(rt, "stuck", [&] {
-        Ends e2{probe};
-        WaitsOn w(probe, life);
-        never.wait();
-      });
-      bubble::Thread thrower(rt, "thrower", [&] {
-        Ends e3{probe};
-        rt.sleep_for(1s);
-        throw std::runtime_error("boom");
-      });
+      bubble::Thread stuck(
+          "stuck",
+          [&] {
+            Ends e2{probe};
+            WaitsOn w(probe, life);
+            never.wait();
+          },
+          rt);
+      bubble::Thread thrower(
+          "thrower",
+          [&] {
+            Ends e3{probe};
+            rt.sleep_for(1s);
+            throw std::runtime_error("boom");
+          },
+          rt);
       rt.sleep_for(1s);  // Wakes at the same instant as the thrower, after it.
       rt.yield();
     });

@@ -38,17 +38,21 @@ RaceOutcome race_cancel_against_removal(Runtime& rt) {
   bool running = false;
   auto cb = std::make_unique<Context::Callback>(ctx, [&] {
     running = true;
-    (void)rt.spawn("spawned_by_callback", [] {});  // Detached; other threads may run here.
+    detach(rt.spawn("spawned_by_callback", [] {}));  // Detached; other threads may run here.
     running = false;
     ++out.runs;
   });
   {
-    bubble::Thread canceller(rt, "canceller", [c = cancel] { c(); });
-    bubble::Thread remover(rt, "remover", [&] {
-      out.running_when_removal_started = running;
-      cb.reset();
-      out.running_when_removal_returned = running;
-    });
+    bubble::Thread canceller(
+        "canceller", [c = cancel] { c(); }, rt);
+    bubble::Thread remover(
+        "remover",
+        [&] {
+          out.running_when_removal_started = running;
+          cb.reset();
+          out.running_when_removal_returned = running;
+        },
+        rt);
   }
   return out;
 }
@@ -95,15 +99,19 @@ TEST(ContextCallbackBubble, ARemovalWaitingWhenTheBubbleFailsWaitsAndTheRunRepor
         bool running = false;
         auto cb = std::make_unique<Context::Callback>(ctx, [&] {
           ran = running = true;
-          (void)rt.spawn("thrower", [] { throw std::runtime_error("boom"); });
+          detach(rt.spawn("thrower", [] { throw std::runtime_error("boom"); }));
           running = false;
         });
-        bubble::Thread canceller(rt, "canceller", [c = cancel] { c(); });
-        bubble::Thread remover(rt, "remover", [&] {
-          running_when_removal_started = running;
-          cb.reset();
-          running_when_removal_returned = running;
-        });
+        bubble::Thread canceller(
+            "canceller", [c = cancel] { c(); }, rt);
+        bubble::Thread remover(
+            "remover",
+            [&] {
+              running_when_removal_started = running;
+              cb.reset();
+              running_when_removal_returned = running;
+            },
+            rt);
       });
       EXPECT_FALSE(ran) << "the run did not fail under " << options.strategy.to_string();
     } catch (const bubble::RunFailure& e) {
@@ -122,13 +130,15 @@ BUBBLE_TEST(ContextCallbackBubble, AFunctionMayDestroyItsOwnCallbackAfterBeingPr
   std::unique_ptr<Context::Callback> cb;
   bool ran = false;
   cb = std::make_unique<Context::Callback>(ctx, [&] {
-    (void)rt.spawn("spawned_by_callback", [] {});
+    detach(rt.spawn("spawned_by_callback", [] {}));
     ran = true;
     cb.reset();  // Same bubble thread. Last: the captures are gone after it.
   });
   {
-    bubble::Thread canceller(rt, "canceller", [c = cancel] { c(); });
-    bubble::Thread bystander(rt, "bystander", [&] { bubble::yield(); });
+    bubble::Thread canceller(
+        "canceller", [c = cancel] { c(); }, rt);
+    bubble::Thread bystander(
+        "bystander", [&] { bubble::yield(); }, rt);
   }
   EXPECT_TRUE(ran);
   EXPECT_EQ(cb, nullptr);
@@ -145,15 +155,19 @@ BUBBLE_TEST(ContextCallbackBubble, DestroyingACallbackOfAChildPreemptedInTheCasc
   bool running_after_removal = false;
   auto cb = std::make_unique<Context::Callback>(child, [&] {
     running = true;
-    (void)rt.spawn("spawned_by_callback", [] {});
+    detach(rt.spawn("spawned_by_callback", [] {}));
     running = false;
   });
   {
-    bubble::Thread canceller(rt, "canceller", [c = cancel_parent] { c(); });
-    bubble::Thread remover(rt, "remover", [&] {
-      cb.reset();
-      running_after_removal = running;
-    });
+    bubble::Thread canceller(
+        "canceller", [c = cancel_parent] { c(); }, rt);
+    bubble::Thread remover(
+        "remover",
+        [&] {
+          cb.reset();
+          running_after_removal = running;
+        },
+        rt);
   }
   EXPECT_FALSE(running_after_removal);
   EXPECT_TRUE(child.done());
@@ -169,9 +183,10 @@ TEST(ContextCallbackBubbleDeathTest, DestroyingARunningCallbackFromATimerCallbac
                  cb = std::make_unique<Context::Callback>(ctx, [&] {
                    (void)rt.schedule_at(rt.now(), [&] { cb.reset(); });
                    // The due timer fires at this scheduling point, while the function runs.
-                   (void)rt.spawn("spawned_by_callback", [] {});
+                   detach(rt.spawn("spawned_by_callback", [] {}));
                  });
-                 bubble::Thread canceller(rt, "canceller", [c = cancel] { c(); });
+                 bubble::Thread canceller(
+                     "canceller", [c = cancel] { c(); }, rt);
                }),
                "a Context::Callback was destroyed in a timer callback of bubble.* while its "
                "function runs on a thread of that bubble");

@@ -1,6 +1,6 @@
-// Channel, Context, Timer, Ticker, after_func and signal_context inside bubbles: exact virtual
-// times, determinism under several strategies, and durability (a thread blocked on them counts as
-// blocked for deadlock detection).
+// Channel, Context, Timer, Ticker, after_func, after_done and signal_context inside bubbles: exact
+// virtual times, determinism under several strategies, and durability (a thread blocked on them
+// counts as blocked for deadlock detection).
 
 #include <bubble/bubble.hpp>
 #include <bubble/channel.hpp>
@@ -34,13 +34,16 @@ TEST(CtxChanBubble, TicketBoothWithATickerLetsTwoTicketsOutTogetherAfterAStall) 
   bubble::run([](Runtime& rt) {
     Channel<int> tickets(0, rt);
     auto [ctx, cancel] = Context::with_cancel(Context::background());
-    bubble::Thread booth(rt, "booth", [&, c = ctx] {
-      bubble::Ticker ticker(100ms, rt);
-      for (int i = 0;; ++i) {
-        if (tickets.send(i, c)) return;
-        if (!ticker.channel().receive(c)) return;
-      }
-    });
+    bubble::Thread booth(
+        "booth",
+        [&, c = ctx] {
+          bubble::Ticker ticker(100ms, rt);
+          for (int i = 0;; ++i) {
+            if (tickets.send(i, c)) return;
+            if (!ticker.channel().receive(c)) return;
+          }
+        },
+        rt);
     std::vector<Duration> at;
     rt.sleep_for(250ms);
     for (int i = 0; i < 4; ++i) {
@@ -58,14 +61,17 @@ TEST(CtxChanBubble, TicketBoothWithATimerResetAfterDeliveryKeepsTheInterval) {
   bubble::run([](Runtime& rt) {
     Channel<int> tickets(0, rt);
     auto [ctx, cancel] = Context::with_cancel(Context::background());
-    bubble::Thread booth(rt, "booth", [&, c = ctx] {
-      bubble::Timer pause(100ms, rt);
-      for (int i = 0;; ++i) {
-        if (tickets.send(i, c)) return;
-        (void)pause.reset(100ms);
-        if (!pause.channel().receive(c)) return;
-      }
-    });
+    bubble::Thread booth(
+        "booth",
+        [&, c = ctx] {
+          bubble::Timer pause(100ms, rt);
+          for (int i = 0;; ++i) {
+            if (tickets.send(i, c)) return;
+            (void)pause.reset(100ms);
+            if (!pause.channel().receive(c)) return;
+          }
+        },
+        rt);
     std::vector<Duration> at;
     rt.sleep_for(250ms);
     for (int i = 0; i < 4; ++i) {
@@ -109,7 +115,7 @@ TEST(CtxChanBubble, AfterFuncsRunInNewBubbleThreadsAtExactTimes) {
         2s, [&] { ran_at = rt.now(); }, rt);
     auto [ctx, cancel] = Context::with_timeout(Context::background(), 5s, rt);
     TimePoint ctx_ran_at{};
-    auto ctx_handle = bubble::after_func(
+    auto ctx_handle = bubble::after_done(
         ctx, [&] { ctx_ran_at = rt.now(); }, rt);
     rt.sleep_for(10s);
     EXPECT_EQ(ran_at, bubble::kStart + 2s);
@@ -145,23 +151,29 @@ TEST(CtxChanBubble, ManyProducersAndConsumersUnderRandomSchedules) {
       std::vector<std::vector<int>> per_consumer(2);
       std::vector<bubble::Thread> consumers;
       for (std::size_t c = 0; c < 2; ++c) {
-        consumers.emplace_back(rt, "consumer", [&, c] {
-          for (;;) {
-            auto r = ch.receive();
-            if (!r) {
-              EXPECT_EQ(r.error(), errc::closed);
-              return;
-            }
-            per_consumer[c].push_back(*r);
-          }
-        });
+        consumers.emplace_back(
+            "consumer",
+            [&, c] {
+              for (;;) {
+                auto r = ch.receive();
+                if (!r) {
+                  EXPECT_EQ(r.error(), errc::closed);
+                  return;
+                }
+                per_consumer[c].push_back(*r);
+              }
+            },
+            rt);
       }
       {
         std::vector<bubble::Thread> producers;
         for (int p = 0; p < 3; ++p) {
-          producers.emplace_back(rt, "producer", [&, p] {
-            for (int i = 0; i < 20; ++i) EXPECT_FALSE(ch.send(p * 100 + i));
-          });
+          producers.emplace_back(
+              "producer",
+              [&, p] {
+                for (int i = 0; i < 20; ++i) EXPECT_FALSE(ch.send(p * 100 + i));
+              },
+              rt);
         }
       }
       ch.close();

@@ -131,15 +131,18 @@ bubble::RunResult draw_in_threads(const bubble::Options& options, Draws& out) {
       return [&, name] {
         rt.yield();
         draw(name);
-        bubble::Thread child(rt, name + "/child", [&, name] {
-          out.spawn_order[name + "/child"] = ++spawned;
-          rt.yield();
-          draw(name + "/child");
-        });
+        bubble::Thread child(
+            name + "/child",
+            [&, name] {
+              out.spawn_order[name + "/child"] = ++spawned;
+              rt.yield();
+              draw(name + "/child");
+            },
+            rt);
       };
     };
-    bubble::Thread a(rt, "a", worker("a"));
-    bubble::Thread b(rt, "b", worker("b"));
+    bubble::Thread a("a", worker("a"), rt);
+    bubble::Thread b("b", worker("b"), rt);
     rt.sleep_for(1s);
     draw("root after sleep");
   });

@@ -11,13 +11,13 @@ using namespace std::chrono_literals;
 TEST(Example, ConsumerSeesEveryValueAtExactVirtualTimes) {
   bubble::run({}, [](bubble::Runtime& rt) {
     bubble::Channel<int> values(0, rt);  // unbuffered: every send waits for the receiver
-    bubble::Thread producer(rt, "producer", [&] {
+    bubble::Thread producer("producer", [&] {
       for (int i = 0; i < 3; ++i) {
         rt.sleep_for(1s);
         ASSERT_FALSE(values.send(i));
       }
       values.close();
-    });
+    });  // a Thread of the calling bubble: the runtime argument, last, defaults to it
     int expected = 0;
     while (auto v = values.receive()) EXPECT_EQ(*v, expected++);
     EXPECT_EQ(rt.now(), bubble::kStart + 3s);  // exactly three virtual seconds, instantly

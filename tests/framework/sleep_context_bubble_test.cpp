@@ -34,10 +34,13 @@ void in_bubbles(F root) {
 TEST(SleepWithContext, ACancelCutsTheSleepShortAtTheInstantOfTheCancel) {
   in_bubbles([](Runtime& rt) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
-    bubble::Thread canceller(rt, "canceller", [&rt, cancel = cancel] {
-      rt.sleep_for(2s);
-      cancel();
-    });
+    bubble::Thread canceller(
+        "canceller",
+        [&rt, cancel = cancel] {
+          rt.sleep_for(2s);
+          cancel();
+        },
+        rt);
     const std::error_code ec = rt.sleep_for(5s, ctx);
     EXPECT_EQ(ec, errc::canceled);
     EXPECT_EQ(rt.now(), kStart + 2s);
@@ -147,10 +150,13 @@ TEST(After, ZeroOrNegativeDelaysDeliverNowAtOnce) {
 TEST(After, ItsChannelRacesAContext) {
   in_bubbles([](Runtime& rt) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
-    bubble::Thread canceller(rt, "canceller", [&rt, cancel = cancel] {
-      rt.sleep_for(3s);
-      cancel();
-    });
+    bubble::Thread canceller(
+        "canceller",
+        [&rt, cancel = cancel] {
+          rt.sleep_for(3s);
+          cancel();
+        },
+        rt);
     bubble::After timeout = bubble::after(1s, rt);
     EXPECT_EQ(timeout.channel().receive(ctx).value(), kStart + 1s);
     bubble::After late = bubble::after(10s, rt);

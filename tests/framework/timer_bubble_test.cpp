@@ -104,10 +104,13 @@ BUBBLE_TEST(TimerBubble, AValueHandedToAWaitingReceiverIsReceivedSoStopReturnsFa
   TimePoint got{};
   TimePoint received_at{};
   {
-    bubble::Thread receiver(rt, "receiver", [&] {
-      got = timer.channel().receive().value();
-      received_at = rt.now();
-    });
+    bubble::Thread receiver(
+        "receiver",
+        [&] {
+          got = timer.channel().receive().value();
+          received_at = rt.now();
+        },
+        rt);
   }
   EXPECT_EQ(got, start + 1s);
   EXPECT_EQ(received_at, start + 1s);
@@ -122,11 +125,15 @@ BUBBLE_TEST(TimerBubble, AStopAtTheInstantOfTheFiringReturnsTrueUnderEverySchedu
   Timer timer(1s, rt);
   bool stopped = false;
   {
-    bubble::Thread stopper(rt, "stopper", [&] {
-      rt.sleep_for(1s);
-      stopped = timer.stop();
-    });
-    bubble::Thread other(rt, "other", [&] { rt.sleep_for(1s); });
+    bubble::Thread stopper(
+        "stopper",
+        [&] {
+          rt.sleep_for(1s);
+          stopped = timer.stop();
+        },
+        rt);
+    bubble::Thread other(
+        "other", [&] { rt.sleep_for(1s); }, rt);
   }
   EXPECT_TRUE(stopped);
   EXPECT_EQ(rt.now() - start, 1s);

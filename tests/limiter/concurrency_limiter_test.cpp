@@ -23,19 +23,22 @@ using namespace std::chrono_literals;
 
 BUBBLE_TEST(ConcurrencyLimiter, AtMostKInFlight) {
   Runtime& rt = current_runtime();
-  ConcurrencyLimiter limiter(rt, 3);
+  ConcurrencyLimiter limiter(3, rt);
   const TimePoint start = rt.now();
   int in_flight = 0, max_in_flight = 0;
   std::vector<Thread> workers;
   for (int i = 0; i < 10; ++i) {
-    workers.emplace_back(rt, "worker", [&] {
-      ASSERT_FALSE(limiter.run(Context::background(), [&] {
-        max_in_flight = std::max(max_in_flight, ++in_flight);
-        EXPECT_LE(limiter.in_flight(), 3);
-        rt.sleep_for(100ms);
-        --in_flight;
-      }));
-    });
+    workers.emplace_back(
+        "worker",
+        [&] {
+          ASSERT_FALSE(limiter.run(Context::background(), [&] {
+            max_in_flight = std::max(max_in_flight, ++in_flight);
+            EXPECT_LE(limiter.in_flight(), 3);
+            rt.sleep_for(100ms);
+            --in_flight;
+          }));
+        },
+        rt);
   }
   for (auto& w : workers) w.join();
   EXPECT_EQ(max_in_flight, 3);
@@ -46,19 +49,25 @@ BUBBLE_TEST(ConcurrencyLimiter, AtMostKInFlight) {
 // A heavy waiter at the head is not overtaken by lighter requests that would fit.
 BUBBLE_TEST(ConcurrencyLimiter, WeightedRequestsAreServedInOrder) {
   Runtime& rt = current_runtime();
-  ConcurrencyLimiter limiter(rt, 4);
+  ConcurrencyLimiter limiter(4, rt);
   ASSERT_FALSE(limiter.acquire(Context::background(), 3));
   std::vector<std::string> order;
-  Thread heavy(rt, "heavy", [&] {
-    ASSERT_FALSE(limiter.acquire(Context::background(), 2));
-    order.push_back("heavy");
-  });
+  Thread heavy(
+      "heavy",
+      [&] {
+        ASSERT_FALSE(limiter.acquire(Context::background(), 2));
+        order.push_back("heavy");
+      },
+      rt);
   bubble::wait();
   EXPECT_FALSE(limiter.try_acquire(1));  // one unit is free, but the heavy waiter is first
-  Thread light(rt, "light", [&] {
-    ASSERT_FALSE(limiter.acquire(Context::background(), 1));
-    order.push_back("light");
-  });
+  Thread light(
+      "light",
+      [&] {
+        ASSERT_FALSE(limiter.acquire(Context::background(), 1));
+        order.push_back("light");
+      },
+      rt);
   bubble::wait();
   EXPECT_TRUE(order.empty());  // light did not take the free unit past heavy
   limiter.release(3);          // now both fit: heavy (2) from the head, then light (1)
@@ -72,7 +81,7 @@ BUBBLE_TEST(ConcurrencyLimiter, WeightedRequestsAreServedInOrder) {
 
 BUBBLE_TEST(ConcurrencyLimiter, AcquireGivesUpWhenTheContextEnds) {
   Runtime& rt = current_runtime();
-  ConcurrencyLimiter limiter(rt, 1);
+  ConcurrencyLimiter limiter(1, rt);
   ASSERT_TRUE(limiter.try_acquire());
   const TimePoint start = rt.now();
   auto [ctx, cancel] = Context::with_timeout(Context::background(), 250ms, rt);
@@ -87,7 +96,7 @@ BUBBLE_TEST(ConcurrencyLimiter, AcquireGivesUpWhenTheContextEnds) {
 
 BUBBLE_TEST(ConcurrencyLimiter, RunReleasesWhenTheWorkThrows) {
   Runtime& rt = current_runtime();
-  ConcurrencyLimiter limiter(rt, 2);
+  ConcurrencyLimiter limiter(2, rt);
   EXPECT_THROW((void)limiter.run(Context::background(), [] { throw std::runtime_error("boom"); }),
                std::runtime_error);
   EXPECT_EQ(limiter.in_flight(), 0);
@@ -103,9 +112,9 @@ BUBBLE_TEST(ConcurrencyLimiter, BadArgumentsThrowNamingTheValue) {
     }
     return std::string("no exception");
   };
-  EXPECT_EQ(message([&] { ConcurrencyLimiter l(rt, 0); }),
+  EXPECT_EQ(message([&] { ConcurrencyLimiter l(0, rt); }),
             "bubble::ConcurrencyLimiter: limit must be >= 1, got 0");
-  ConcurrencyLimiter limiter(rt, 2);
+  ConcurrencyLimiter limiter(2, rt);
   EXPECT_EQ(message([&] { (void)limiter.try_acquire(3); }),
             "bubble::ConcurrencyLimiter: weight must be in [1, 2], got 3");
   EXPECT_EQ(message([&] { (void)limiter.acquire(Context::background(), 0); }),
@@ -140,11 +149,14 @@ CallLog call_all(Runtime& rt, TokenBucket& rate, ConcurrencyLimiter* concurrency
     }
     log.starts.push_back(rt.now() - start);
     log.max_in_flight = std::max(log.max_in_flight, ++in_flight);
-    running.emplace_back(rt, "call", [&rt, &in_flight, concurrency, latency] {
-      rt.sleep_for(latency);  // the downstream call
-      --in_flight;
-      if (concurrency != nullptr) concurrency->release();
-    });
+    running.emplace_back(
+        "call",
+        [&rt, &in_flight, concurrency, latency] {
+          rt.sleep_for(latency);  // the downstream call
+          --in_flight;
+          if (concurrency != nullptr) concurrency->release();
+        },
+        rt);
   }
   for (auto& t : running) t.join();
   log.finished = rt.now() - start;
@@ -154,8 +166,8 @@ CallLog call_all(Runtime& rt, TokenBucket& rate, ConcurrencyLimiter* concurrency
 // A healthy downstream (50 ms per call): the rate limit binds, the concurrency limit never does.
 BUBBLE_TEST(RateAndConcurrency, HealthyDownstreamIsPacedByTheRate) {
   Runtime& rt = current_runtime();
-  TokenBucket rate(rt, 10, 2);  // 10 calls per second, bursts of 2
-  ConcurrencyLimiter concurrency(rt, 5);
+  TokenBucket rate(10, 2, rt);  // 10 calls per second, bursts of 2
+  ConcurrencyLimiter concurrency(5, rt);
   const CallLog log = call_all(rt, rate, &concurrency, 10, 50ms);
   EXPECT_EQ(log.starts, (std::vector<Duration>{0ms, 0ms, 100ms, 200ms, 300ms, 400ms, 500ms, 600ms,
                                                700ms, 800ms}));
@@ -168,12 +180,12 @@ BUBBLE_TEST(RateAndConcurrency, HealthyDownstreamIsPacedByTheRate) {
 // law: in flight = rate x time per call) and the rest wait their turn.
 BUBBLE_TEST(RateAndConcurrency, SlowDownstreamIsProtectedByTheConcurrencyLimit) {
   Runtime& rt = current_runtime();
-  TokenBucket rate_only(rt, 10, 2);
+  TokenBucket rate_only(10, 2, rt);
   const CallLog unprotected = call_all(rt, rate_only, nullptr, 10, 10s);
   EXPECT_EQ(unprotected.max_in_flight, 10);
 
-  TokenBucket rate(rt, 10, 2);
-  ConcurrencyLimiter concurrency(rt, 5);
+  TokenBucket rate(10, 2, rt);
+  ConcurrencyLimiter concurrency(5, rt);
   const CallLog protected_log = call_all(rt, rate, &concurrency, 10, 10s);
   EXPECT_EQ(protected_log.max_in_flight, 5);
   // The first five start within the rate (0, 0, 100, 200, 300 ms); the next five only as

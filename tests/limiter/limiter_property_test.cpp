@@ -115,19 +115,22 @@ BUBBLE_PROP(RateLimiterProperty, AdmitsExactlyNPerIntervalNeverMore) {
   PoolOptions options;
   options.workers = 2;
   options.queue_capacity = 64;
-  Pool pool(rt, options);
+  Pool pool(options, rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, n, 100ms);
   std::map<std::int64_t, int> per_interval;
   {
     std::vector<Thread> threads;
     for (int s = 0; s < submitters; ++s) {
-      threads.emplace_back(rt, "submitter", [&] {
-        for (int i = 0; i < jobs_each; ++i) {
-          RC_ASSERT(!limiter.submit(Context::background(), [] {}));
-          ++per_interval[(rt.now() - start) / 100ms];
-        }
-      });
+      threads.emplace_back(
+          "submitter",
+          [&] {
+            for (int i = 0; i < jobs_each; ++i) {
+              RC_ASSERT(!limiter.submit(Context::background(), [] {}));
+              ++per_interval[(rt.now() - start) / 100ms];
+            }
+          },
+          rt);
     }
   }
   const int total = submitters * jobs_each;

@@ -35,7 +35,7 @@ BUBBLE_TEST(RateLimiterRefund, ARefundAfterTheNextTopUpIsDropped) {
   options.queue_capacity = 2;
   options.max_queued_per_tenant = 1;
   options.max_running_per_tenant = 1;
-  Pool pool(rt, options);
+  Pool pool(options, rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 1, 10ms);
   Notification release_x(rt);
@@ -67,37 +67,52 @@ BUBBLE_TEST(RateLimiterRefund, ARefundAfterTheNextTopUpIsDropped) {
   bool s1_ran = false;
   // d (tenant a, straight to the pool) waits for room first; s1 (tenant a) spends interval 0's
   // token and waits behind it.
-  Thread d(rt, "d", [&] {
-    rt.sleep_until(start + 1ms);
-    d_result = pool.submit(
-        Context::background(), [] {}, on("a"));
-    d_returned = rt.now() - start;
-  });
-  Thread s1(rt, "s1", [&] {
-    rt.sleep_until(start + 2ms);
-    s1_result = limiter.submit(
-        Context::background(), [&] { s1_ran = true; }, on("a"));
-    s1_returned = rt.now() - start;
-  });
+  Thread d(
+      "d",
+      [&] {
+        rt.sleep_until(start + 1ms);
+        d_result = pool.submit(
+            Context::background(), [] {}, on("a"));
+        d_returned = rt.now() - start;
+      },
+      rt);
+  Thread s1(
+      "s1",
+      [&] {
+        rt.sleep_until(start + 2ms);
+        s1_result = limiter.submit(
+            Context::background(), [&] { s1_ran = true; }, on("a"));
+        s1_returned = rt.now() - start;
+      },
+      rt);
   // t2 spends interval 1's token at 11 ms and waits for room behind s1.
-  Thread t2(rt, "t2", [&] {
-    rt.sleep_until(start + 11ms);
-    t2_result = limiter.submit(
-        Context::background(), [] {}, on("y"));
-    t2_returned = rt.now() - start;
-  });
+  Thread t2(
+      "t2",
+      [&] {
+        rt.sleep_until(start + 11ms);
+        t2_result = limiter.submit(
+            Context::background(), [] {}, on("y"));
+        t2_returned = rt.now() - start;
+      },
+      rt);
   // 12 ms: room for d (tenant a is now at its queued cap). 13 ms: room for s1, which is refused
   // with tenant_limit and passes the room on to t2.
-  Thread x(rt, "x", [&] {
-    rt.sleep_until(start + 12ms);
-    release_x.notify();
-  });
+  Thread x(
+      "x",
+      [&] {
+        rt.sleep_until(start + 12ms);
+        release_x.notify();
+      },
+      rt);
   // t3 at 14 ms, still in interval 1, whose token t2 holds: refused.
-  Thread t3(rt, "t3", [&] {
-    rt.sleep_until(start + 14ms);
-    t3_result = limiter.try_submit([] {}, on("z"));
-    t3_returned = rt.now() - start;
-  });
+  Thread t3(
+      "t3",
+      [&] {
+        rt.sleep_until(start + 14ms);
+        t3_result = limiter.try_submit([] {}, on("z"));
+        t3_returned = rt.now() - start;
+      },
+      rt);
   d.join();
   s1.join();
   t2.join();
@@ -128,7 +143,7 @@ BUBBLE_TEST(RateLimiterRefund, ARefundWithinTheIssuingIntervalIsCredited) {
   PoolOptions options;
   options.workers = 1;
   options.queue_capacity = 1;
-  Pool pool(rt, options);
+  Pool pool(options, rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 2, 10ms);
   Notification release(rt);
@@ -155,7 +170,7 @@ BUBBLE_TEST(RateLimiterRefund, ARefusalAfterTheBoundaryLeavesTheNewIntervalsToke
   PoolOptions options;
   options.workers = 1;
   options.queue_capacity = 1;
-  Pool pool(rt, options);
+  Pool pool(options, rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 2, 10ms);
   Notification release(rt);
@@ -163,20 +178,24 @@ BUBBLE_TEST(RateLimiterRefund, ARefusalAfterTheBoundaryLeavesTheNewIntervalsToke
   bubble::wait();
   ASSERT_FALSE(pool.try_submit(Context::background(), [] {}));  // the queue is full
   std::error_code old_token, gave_up;
-  Thread w1(rt, "w1", [&] {
+  Thread w1("w1", [&] {
     rt.sleep_until(start + 5ms);  // spends interval 0's second token, waits for room
     old_token = limiter.submit(Context::background(), [] {});
   });
-  Thread w2(rt, "w2", [&] {
-    rt.sleep_until(start + 12ms);  // spends one of interval 1's tokens, gives up at 14 ms
-    auto [ctx, cancel] = Context::with_timeout(Context::background(), 2ms, rt);
-    gave_up = limiter.submit(ctx, [] {});
-    cancel();
-  });
+  Thread w2(
+      "w2",
+      [&] {
+        rt.sleep_until(start + 12ms);  // spends one of interval 1's tokens, gives up at 14 ms
+        auto [ctx, cancel] = Context::with_timeout(Context::background(), 2ms, rt);
+        gave_up = limiter.submit(ctx, [] {});
+        cancel();
+      },
+      rt);
   rt.sleep_until(start + 15ms);
   EXPECT_EQ(gave_up, errc::deadline_exceeded);
   EXPECT_EQ(limiter.available(), 1);
-  Thread closer(rt, "closer", [&] { (void)pool.shutdown(); });
+  Thread closer(
+      "closer", [&] { (void)pool.shutdown(); }, rt);
   w1.join();  // refused at once by the shutdown
   EXPECT_EQ(old_token, errc::closed);
   EXPECT_EQ(rt.now() - start, 15ms);

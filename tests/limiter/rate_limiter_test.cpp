@@ -36,7 +36,7 @@ void settle_at(Runtime& rt, TimePoint t) {
 
 BUBBLE_TEST(RateLimiter, StartsFullAndRefillsToNAtEachIntervalBoundary) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 100));
+  Pool pool(pool_options(1, 100), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 3, 1s);
   EXPECT_EQ(limiter.available(), 3);
@@ -59,7 +59,7 @@ BUBBLE_TEST(RateLimiter, StartsFullAndRefillsToNAtEachIntervalBoundary) {
 // two jobs would be admitted in the interval [2 * interval, 3 * interval) of a limiter of n = 1.
 BUBBLE_TEST(RateLimiter, SubmitAtABoundaryInstantNeverAdmitsMoreThanNInThatInterval) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 100));
+  Pool pool(pool_options(1, 100), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 1, 29ms);
   rt.sleep_until(start + 58ms);
@@ -72,7 +72,7 @@ BUBBLE_TEST(RateLimiter, SubmitAtABoundaryInstantNeverAdmitsMoreThanNInThatInter
 // The refill is a top-up to n, in steps: a bucket with tokens left does not grow past n.
 BUBBLE_TEST(RateLimiter, RefillTopsUpToNNotBeyond) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 100));
+  Pool pool(pool_options(1, 100), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 3, 1s);
   EXPECT_FALSE(limiter.try_submit([] {}));
@@ -85,7 +85,7 @@ BUBBLE_TEST(RateLimiter, RefillTopsUpToNNotBeyond) {
 // Submitting five jobs through a limiter of 2 per second: two at once, two at 1 s, one at 2 s.
 BUBBLE_TEST(RateLimiter, SubmitWaitsForTheNextRefill) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(2, 100));
+  Pool pool(pool_options(2, 100), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 2, 1s);
   std::vector<Duration> accepted;
@@ -100,7 +100,7 @@ BUBBLE_TEST(RateLimiter, SubmitWaitsForTheNextRefill) {
 // start back to back, above the rate.
 BUBBLE_TEST(RateLimiter, TokensAreSpentAtSubmissionNotAtStart) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 100));
+  Pool pool(pool_options(1, 100), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 2, 1s);
   std::vector<Duration> started;
@@ -117,7 +117,7 @@ BUBBLE_TEST(RateLimiter, TokensAreSpentAtSubmissionNotAtStart) {
 // Pool rejection, errc::full from try_submit: the token goes back to the bucket.
 BUBBLE_TEST(RateLimiter, TokenReturnedWhenThePoolIsFull) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 1));
+  Pool pool(pool_options(1, 1), rt);
   RateLimiter limiter(pool, 5, 1s);
   Notification release(rt);
   ASSERT_FALSE(limiter.try_submit([&](const Context&) { release.wait(); }));
@@ -135,7 +135,7 @@ BUBBLE_TEST(RateLimiter, TokenReturnedWhenThePoolIsFull) {
 // Pool rejection, errc::closed from either submit: the token goes back to the bucket.
 BUBBLE_TEST(RateLimiter, TokenReturnedWhenThePoolIsClosed) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 10));
+  Pool pool(pool_options(1, 10), rt);
   RateLimiter limiter(pool, 2, 1s);
   ASSERT_FALSE(limiter.try_submit([] {}));
   ASSERT_FALSE(pool.shutdown());
@@ -149,7 +149,7 @@ BUBBLE_TEST(RateLimiter, TokenReturnedWhenThePoolIsClosed) {
 // A refund never fills the bucket beyond n: the refill came between the take and the refund.
 BUBBLE_TEST(RateLimiter, RefundNeverExceedsN) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 1));
+  Pool pool(pool_options(1, 1), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 2, 1s);
   Notification release(rt);
@@ -159,15 +159,19 @@ BUBBLE_TEST(RateLimiter, RefundNeverExceedsN) {
   // A submit that waits for room in the pool holds a spent token across the refill at 1 s,
   // then is refused when the pool shuts down: its refund must not make 3 tokens.
   std::error_code result;
-  Thread submitter(rt, "submitter", [&] {
-    rt.sleep_until(start + 500ms);
-    EXPECT_EQ(limiter.available(), 0);
-    settle_at(rt, start + 1s);  // refill to 2
-    result = limiter.submit(Context::background(), [] {});
-  });
+  Thread submitter(
+      "submitter",
+      [&] {
+        rt.sleep_until(start + 500ms);
+        EXPECT_EQ(limiter.available(), 0);
+        settle_at(rt, start + 1s);  // refill to 2
+        result = limiter.submit(Context::background(), [] {});
+      },
+      rt);
   settle_at(rt, start + 1s + 1ms);
   EXPECT_EQ(limiter.available(), 1);  // the submitter holds one, waiting for room
-  Thread closer(rt, "closer", [&] { (void)pool.shutdown(); });
+  Thread closer(
+      "closer", [&] { (void)pool.shutdown(); }, rt);
   rt.sleep_for(1ms);
   release.notify();
   submitter.join();
@@ -180,17 +184,20 @@ BUBBLE_TEST(RateLimiter, RefundNeverExceedsN) {
 // later call; stop() is idempotent.
 BUBBLE_TEST(RateLimiter, WaitingSubmitWokenByStop) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 10));
+  Pool pool(pool_options(1, 10), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 1, 1s);
   ASSERT_FALSE(limiter.try_submit([] {}));
   std::error_code waiting;
   Duration returned_at{};
   bool ran = false;
-  Thread submitter(rt, "submitter", [&] {
-    waiting = limiter.submit(Context::background(), [&] { ran = true; });
-    returned_at = rt.now() - start;
-  });
+  Thread submitter(
+      "submitter",
+      [&] {
+        waiting = limiter.submit(Context::background(), [&] { ran = true; });
+        returned_at = rt.now() - start;
+      },
+      rt);
   rt.sleep_for(300ms);
   limiter.stop();
   submitter.join();
@@ -209,7 +216,7 @@ BUBBLE_TEST(RateLimiter, WaitingSubmitWokenByStop) {
 // Stopped with tokens left: both calls still refuse.
 BUBBLE_TEST(RateLimiter, StoppedLimiterRefusesEvenWithTokens) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 10));
+  Pool pool(pool_options(1, 10), rt);
   RateLimiter limiter(pool, 3, 1s);
   limiter.stop();
   EXPECT_EQ(limiter.available(), 3);
@@ -220,7 +227,7 @@ BUBBLE_TEST(RateLimiter, StoppedLimiterRefusesEvenWithTokens) {
 // A submit whose context ends while it waits for a token returns ctx.err() and spends nothing.
 BUBBLE_TEST(RateLimiter, SubmitContextEndsWhileWaitingForAToken) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 10));
+  Pool pool(pool_options(1, 10), rt);
   const TimePoint start = rt.now();
   RateLimiter limiter(pool, 1, 1s);
   ASSERT_FALSE(limiter.try_submit([] {}));
@@ -245,7 +252,7 @@ TEST(RateLimiter, RefundedTokenIsNotLostWhenItsWaiterGivesUp) {
     Options options;
     options.strategy = strategy;
     run(options, [](Runtime& rt) {
-      Pool pool(rt, pool_options(1, 1));
+      Pool pool(pool_options(1, 1), rt);
       const TimePoint start = rt.now();
       RateLimiter limiter(pool, 3, 1000h);  // no refill during the test
       Notification release(rt);
@@ -254,19 +261,26 @@ TEST(RateLimiter, RefundedTokenIsNotLostWhenItsWaiterGivesUp) {
       ASSERT_FALSE(limiter.try_submit([] {}));  // the queue is full; one token left
       std::error_code r_result, a_result, b_result;
       // r takes the last token and waits for room in the pool.
-      Thread r(rt, "r", [&] { r_result = limiter.submit(Context::background(), [] {}); });
+      Thread r(
+          "r", [&] { r_result = limiter.submit(Context::background(), [] {}); }, rt);
       bubble::wait();
       auto [a_ctx, cancel_a] = Context::with_cancel(Context::background());
-      Thread a(rt, "a", [&, ctx = a_ctx] { a_result = limiter.submit(ctx, [] {}); });
-      Thread b(rt, "b", [&] { b_result = limiter.submit(Context::background(), [] {}); });
+      Thread a(
+          "a", [&, ctx = a_ctx] { a_result = limiter.submit(ctx, [] {}); }, rt);
+      Thread b(
+          "b", [&] { b_result = limiter.submit(Context::background(), [] {}); }, rt);
       bubble::wait();  // a and b wait for a token
       // The pool shuts down, refusing r's job: r's token is refunded and wakes a (the longest
       // waiter). c cancels a's context as soon as the token is back, before a can take it.
-      Thread c(rt, "c", [&, cancel = cancel_a] {
-        while (limiter.available() == 0) rt.yield();
-        cancel();
-      });
-      Thread d(rt, "d", [&] { (void)pool.shutdown(); });
+      Thread c(
+          "c",
+          [&, cancel = cancel_a] {
+            while (limiter.available() == 0) rt.yield();
+            cancel();
+          },
+          rt);
+      Thread d(
+          "d", [&] { (void)pool.shutdown(); }, rt);
       r.join();
       a.join();
       b.join();
@@ -286,7 +300,7 @@ TEST(RateLimiter, RefundedTokenIsNotLostWhenItsWaiterGivesUp) {
 // cancels the job too.
 BUBBLE_TEST(RateLimiter, JobRunsWithTheSubmittersContext) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 10));
+  Pool pool(pool_options(1, 10), rt);
   RateLimiter limiter(pool, 5, 1s);
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   std::error_code job_saw;
@@ -310,18 +324,21 @@ TEST(RateLimiter, NeverMoreThanNPerInterval) {
     Options options;
     options.strategy = strategy;
     run(options, [](Runtime& rt) {
-      Pool pool(rt, pool_options(4, 64));
+      Pool pool(pool_options(4, 64), rt);
       const TimePoint start = rt.now();
       RateLimiter limiter(pool, 3, 100ms);
       std::map<std::int64_t, int> per_interval;
       std::vector<Thread> submitters;
       for (int s = 0; s < 4; ++s) {
-        submitters.emplace_back(rt, "submitter", [&] {
-          for (int i = 0; i < 6; ++i) {
-            ASSERT_FALSE(limiter.submit(Context::background(), [] {}));
-            ++per_interval[(rt.now() - start) / 100ms];
-          }
-        });
+        submitters.emplace_back(
+            "submitter",
+            [&] {
+              for (int i = 0; i < 6; ++i) {
+                ASSERT_FALSE(limiter.submit(Context::background(), [] {}));
+                ++per_interval[(rt.now() - start) / 100ms];
+              }
+            },
+            rt);
       }
       for (auto& t : submitters) t.join();
       // 24 jobs at 3 per interval: intervals 0..7, exactly 3 each.
@@ -333,7 +350,7 @@ TEST(RateLimiter, NeverMoreThanNPerInterval) {
 
 BUBBLE_TEST(RateLimiter, BadArgumentsThrowNamingTheValue) {
   Runtime& rt = current_runtime();
-  Pool pool(rt, pool_options(1, 10));
+  Pool pool(pool_options(1, 10), rt);
   auto message = [&](int n, Duration interval) {
     try {
       RateLimiter limiter(pool, n, interval);

@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 // there at once, so three jobs take exactly 20 ms.
 BUBBLE_TEST(TicketBooth, ThreeJobsTakeExactlyTwentyMilliseconds) {
   Runtime& rt = current_runtime();
-  TicketBooth booth(rt, 50ms, 5);
+  TicketBooth booth(50ms, 5, rt);
   const TimePoint start = rt.now();
   for (int i = 0; i < 3; ++i) ASSERT_FALSE(booth.take(Context::background()));
   EXPECT_EQ(rt.now() - start, 20ms);
@@ -40,17 +40,20 @@ BUBBLE_TEST(TicketBooth, ThreeJobsTakeExactlyTwentyMilliseconds) {
 BUBBLE_TEST(TicketBooth, ThirtyOneJobsAtTenPerSecondFinishAtExactlyThreeSeconds) {
   Runtime& rt = current_runtime();
   const TimePoint start = rt.now();
-  TicketBooth booth(rt, 1s, 10);
+  TicketBooth booth(1s, 10, rt);
   Channel<std::function<void()>> jobs(0, rt);
   std::vector<Duration> ran;
-  Thread worker(rt, "worker", [&] {
-    for (;;) {
-      auto job = jobs.receive();
-      if (!job) return;  // closed: shut down without taking a ticket
-      ASSERT_FALSE(booth.take(Context::background()));
-      (*job)();
-    }
-  });
+  Thread worker(
+      "worker",
+      [&] {
+        for (;;) {
+          auto job = jobs.receive();
+          if (!job) return;  // closed: shut down without taking a ticket
+          ASSERT_FALSE(booth.take(Context::background()));
+          (*job)();
+        }
+      },
+      rt);
   for (int i = 0; i <= 30; ++i) {
     ASSERT_FALSE(jobs.send([&] { ran.push_back(rt.now() - start); }));
   }
@@ -79,7 +82,7 @@ std::vector<Duration> take_after_stall(Runtime& rt, TimePoint start, Duration st
 BUBBLE_TEST(TicketBooth, AfterAStallTicketsStayOneIntervalApart) {
   Runtime& rt = current_runtime();
   const TimePoint start = rt.now();
-  TicketBooth booth(rt, 1s, 10);
+  TicketBooth booth(1s, 10, rt);
   const auto arrivals =
       take_after_stall(rt, start, 250ms, 4, [&] { return booth.take(Context::background()); });
   EXPECT_EQ(arrivals, (std::vector<Duration>{250ms, 350ms, 450ms, 550ms}));
@@ -90,8 +93,11 @@ BUBBLE_TEST(TicketBooth, AfterAStallTicketsStayOneIntervalApart) {
 // ticket 1 comes out right after ticket 0 — two at once, and there goes the limit.
 class TickerBooth {
  public:
-  TickerBooth(Runtime& rt, Duration window, int n)
-      : ticker_(window / n, rt), tickets_(0, rt), thread_(rt, "ticker_booth", [this] { loop(); }) {}
+  TickerBooth(Duration window, int n, Runtime& rt = current_runtime())
+      : ticker_(window / n, rt),
+        tickets_(0, rt),
+        thread_(
+            "ticker_booth", [this] { loop(); }, rt) {}
   ~TickerBooth() {
     cancel_();
     thread_.join();
@@ -116,7 +122,7 @@ class TickerBooth {
 BUBBLE_TEST(TicketBooth, TickerBasedBoothEmitsTwoAtOnceAfterAStall) {
   Runtime& rt = current_runtime();
   const TimePoint start = rt.now();
-  TickerBooth booth(rt, 1s, 10);
+  TickerBooth booth(1s, 10, rt);
   const auto arrivals = take_after_stall(rt, start, 250ms, 4, [&] { return booth.take(); });
   // In real time this measures about 250, 251, 300, 400 ms; in virtual time the stale tick's
   // ticket comes out at the very instant of the stalled one.
@@ -128,7 +134,7 @@ BUBBLE_TEST(TicketBooth, TickerBasedBoothEmitsTwoAtOnceAfterAStall) {
 BUBBLE_TEST(TicketBooth, NoSavedUpTicketsAfterIdleness) {
   Runtime& rt = current_runtime();
   const TimePoint start = rt.now();
-  TicketBooth booth(rt, 1s, 10);
+  TicketBooth booth(1s, 10, rt);
   ASSERT_FALSE(booth.take(Context::background()));
   rt.sleep_for(10s);
   std::vector<Duration> arrivals;
@@ -143,14 +149,17 @@ BUBBLE_TEST(TicketBooth, NoSavedUpTicketsAfterIdleness) {
 BUBBLE_TEST(TicketBooth, TakersGetOneTicketEachOneIntervalApart) {
   Runtime& rt = current_runtime();
   const TimePoint start = rt.now();
-  TicketBooth booth(rt, 30ms, 3);  // one every 10 ms
+  TicketBooth booth(30ms, 3, rt);  // one every 10 ms
   std::vector<Duration> served;
   std::vector<Thread> takers;
   for (int i = 0; i < 4; ++i) {
-    takers.emplace_back(rt, "taker", [&] {
-      ASSERT_FALSE(booth.take(Context::background()));
-      served.push_back(rt.now() - start);
-    });
+    takers.emplace_back(
+        "taker",
+        [&] {
+          ASSERT_FALSE(booth.take(Context::background()));
+          served.push_back(rt.now() - start);
+        },
+        rt);
   }
   for (auto& t : takers) t.join();
   std::sort(served.begin(), served.end());
@@ -162,7 +171,7 @@ BUBBLE_TEST(TicketBooth, TakersGetOneTicketEachOneIntervalApart) {
 BUBBLE_TEST(TicketBooth, TakeWithAnEndedContextTakesNothing) {
   Runtime& rt = current_runtime();
   const TimePoint start = rt.now();
-  TicketBooth booth(rt, 1s, 10);
+  TicketBooth booth(1s, 10, rt);
   ASSERT_FALSE(booth.take(Context::background()));  // ticket 0 at 0
   auto [ctx, cancel] = Context::with_timeout(Context::background(), 50ms, rt);
   EXPECT_EQ(booth.take(ctx), errc::deadline_exceeded);  // ticket 1 is due at 100 ms
@@ -177,12 +186,15 @@ BUBBLE_TEST(TicketBooth, TakeWithAnEndedContextTakesNothing) {
 BUBBLE_TEST(TicketBooth, StopsWithItsContext) {
   Runtime& rt = current_runtime();
   auto [ctx, cancel] = Context::with_cancel(Context::background());
-  TicketBooth booth(rt, 1s, 1, ctx);
+  TicketBooth booth(1s, 1, ctx, rt);
   ASSERT_FALSE(booth.take(Context::background()));
-  Thread canceller(rt, "canceller", [&, cancel = cancel] {
-    rt.sleep_for(300ms);
-    cancel();
-  });
+  Thread canceller(
+      "canceller",
+      [&, cancel = cancel] {
+        rt.sleep_for(300ms);
+        cancel();
+      },
+      rt);
   const TimePoint before = rt.now();
   EXPECT_EQ(booth.take(Context::background()), errc::limiter_stopped);  // next ticket at 1 s
   EXPECT_EQ(rt.now() - before, 300ms);
@@ -192,10 +204,11 @@ BUBBLE_TEST(TicketBooth, StopsWithItsContext) {
 
 BUBBLE_TEST(TicketBooth, StopIsIdempotentAndWakesTakers) {
   Runtime& rt = current_runtime();
-  TicketBooth booth(rt, 1s, 1);
+  TicketBooth booth(1s, 1, rt);
   ASSERT_FALSE(booth.take(Context::background()));
   std::error_code waiting;
-  Thread taker(rt, "taker", [&] { waiting = booth.take(Context::background()); });
+  Thread taker(
+      "taker", [&] { waiting = booth.take(Context::background()); }, rt);
   rt.sleep_for(10ms);
   booth.stop();
   booth.stop();
@@ -208,7 +221,7 @@ BUBBLE_TEST(TicketBooth, BadArgumentsThrowNamingTheValue) {
   Runtime& rt = current_runtime();
   auto message = [&](Duration window, int n) {
     try {
-      TicketBooth booth(rt, window, n);
+      TicketBooth booth(window, n, rt);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }

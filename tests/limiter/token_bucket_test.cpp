@@ -21,7 +21,7 @@ constexpr Duration d = 100ms;
 
 BUBBLE_TEST(TokenBucket, WaitSimple) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 3);
+  TokenBucket lim(10, 3, rt);
   const TimePoint start = rt.now();
   auto [cancelled, cancel] = Context::with_cancel(Context::background());
   cancel();
@@ -36,7 +36,7 @@ BUBBLE_TEST(TokenBucket, WaitSimple) {
 
 BUBBLE_TEST(TokenBucket, WaitCancelGivesTheTokensBack) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 3);
+  TokenBucket lim(10, 3, rt);
   const TimePoint start = rt.now();
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   EXPECT_FALSE(lim.wait(ctx, 2));  // 1 token left
@@ -54,7 +54,7 @@ BUBBLE_TEST(TokenBucket, WaitCancelGivesTheTokensBack) {
 
 BUBBLE_TEST(TokenBucket, WaitTimeoutFailsAtOnceConsumingNothing) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 3);
+  TokenBucket lim(10, 3, rt);
   const TimePoint start = rt.now();
   auto [ctx, cancel] = Context::with_timeout(Context::background(), d, rt);
   EXPECT_FALSE(lim.wait(ctx, 2));
@@ -68,7 +68,7 @@ BUBBLE_TEST(TokenBucket, WaitTimeoutFailsAtOnceConsumingNothing) {
 
 BUBBLE_TEST(TokenBucket, WaitDueExactlyAtTheDeadlineSucceeds) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 3);
+  TokenBucket lim(10, 3, rt);
   const TimePoint start = rt.now();
   auto [ctx, cancel] = Context::with_timeout(Context::background(), 2 * d, rt);
   ASSERT_TRUE(lim.allow(2));
@@ -80,7 +80,7 @@ BUBBLE_TEST(TokenBucket, WaitDueExactlyAtTheDeadlineSucceeds) {
 
 BUBBLE_TEST(TokenBucket, WaitInfiniteRateIgnoresTheBurst) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, kInfiniteRate, 0);
+  TokenBucket lim(kInfiniteRate, 0, rt);
   const TimePoint start = rt.now();
   EXPECT_FALSE(lim.wait(Context::background(), 3));
   EXPECT_EQ(rt.now(), start);
@@ -88,7 +88,7 @@ BUBBLE_TEST(TokenBucket, WaitInfiniteRateIgnoresTheBurst) {
 
 BUBBLE_TEST(TokenBucket, SetRateAfterZeroRate) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 0, 1);
+  TokenBucket lim(0, 1, rt);
   EXPECT_TRUE(lim.allow());   // starts full
   EXPECT_FALSE(lim.allow());  // never refills
   rt.sleep_for(1h);
@@ -101,7 +101,7 @@ BUBBLE_TEST(TokenBucket, SetRateAfterZeroRate) {
 
 BUBBLE_TEST(TokenBucket, ZeroRateWaitEndsOnlyWithItsContext) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 0, 1);
+  TokenBucket lim(0, 1, rt);
   ASSERT_TRUE(lim.allow());
   const TimePoint start = rt.now();
   auto [ctx, cancel] = Context::with_cancel(Context::background());
@@ -118,7 +118,7 @@ BUBBLE_TEST(TokenBucket, ZeroRateWaitEndsOnlyWithItsContext) {
 // apart, and each returns exactly when its token falls due.
 BUBBLE_TEST(TokenBucket, WaitersAreSpacedExactlyOnePeriodApart) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 1);
+  TokenBucket lim(10, 1, rt);
   const TimePoint start = rt.now();
   std::vector<Duration> done(5);
   std::vector<std::unique_ptr<ThreadHandle>> threads;
@@ -136,7 +136,7 @@ BUBBLE_TEST(TokenBucket, WaitersAreSpacedExactlyOnePeriodApart) {
 
 BUBBLE_TEST(TokenBucket, ReservationDelayCountsDownOnTheRuntimeClock) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 2);
+  TokenBucket lim(10, 2, rt);
   TokenBucket::Reservation first = lim.reserve(2);
   EXPECT_TRUE(first.ok());
   EXPECT_EQ(first.delay(), Duration::zero());
@@ -155,7 +155,7 @@ BUBBLE_TEST(TokenBucket, ReservationDelayCountsDownOnTheRuntimeClock) {
 
 BUBBLE_TEST(TokenBucket, ReservationCancelsOnlyOnce) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 2);
+  TokenBucket lim(10, 2, rt);
   ASSERT_TRUE(lim.allow(2));
   TokenBucket::Reservation r = lim.reserve(2);
   EXPECT_EQ(lim.tokens(), -2.0);
@@ -171,7 +171,7 @@ BUBBLE_TEST(TokenBucket, ReservationCancelsOnlyOnce) {
 
 BUBBLE_TEST(TokenBucket, ExplicitTimeVariantsMatchTheCore) {
   Runtime& rt = current_runtime();
-  TokenBucket lim(rt, 10, 3);
+  TokenBucket lim(10, 3, rt);
   TokenBucketCore core(10, 3);
   const TimePoint t0 = rt.now();
   EXPECT_EQ(lim.allow_at(t0, 2), core.allow_at(t0, 2));

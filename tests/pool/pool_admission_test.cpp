@@ -28,7 +28,7 @@ bubble::Job sleeper(bubble::Duration d) {
 BUBBLE_TEST(PoolAdmission, BlockedSubmitterIsWokenByRoom) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 1});
+  Pool pool({.workers = 1, .queue_capacity = 1}, rt);
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(10ms)));  // Runs 0..10 ms.
   bubble::wait();                                                   // Let the worker take it.
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(10ms)));  // Fills the queue.
@@ -44,7 +44,7 @@ BUBBLE_TEST(PoolAdmission, BlockedSubmitterIsWokenByRoom) {
 BUBBLE_TEST(PoolAdmission, BlockedSubmitterIsWokenByItsContext) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 1});
+  Pool pool({.workers = 1, .queue_capacity = 1}, rt);
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(100ms)));
   bubble::wait();
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(100ms)));
@@ -60,16 +60,19 @@ BUBBLE_TEST(PoolAdmission, BlockedSubmitterIsWokenByItsContext) {
 BUBBLE_TEST(PoolAdmission, BlockedSubmitterIsWokenByShutdown) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 1});
+  Pool pool({.workers = 1, .queue_capacity = 1}, rt);
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(10ms)));
   bubble::wait();
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(10ms)));
   std::error_code blocked_result;
   bubble::TimePoint blocked_returned{};
-  bubble::Thread blocked(rt, "blocked-submitter", [&] {
-    blocked_result = pool.submit(Context::background(), sleeper(10ms));
-    blocked_returned = rt.now();
-  });
+  bubble::Thread blocked(
+      "blocked-submitter",
+      [&] {
+        blocked_result = pool.submit(Context::background(), sleeper(10ms));
+        blocked_returned = rt.now();
+      },
+      rt);
   bubble::sleep_for(3ms);
   EXPECT_EQ(pool.stats().waiting_submitters, 1u);
   EXPECT_FALSE(pool.shutdown());  // Wakes the submitter at 3 ms, then drains until 20 ms.
@@ -84,7 +87,7 @@ BUBBLE_TEST(PoolAdmission, BlockedSubmitterIsWokenByShutdown) {
 BUBBLE_TEST(PoolAdmission, TrySubmitRefusesAtOnceWhenFull) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 2});
+  Pool pool({.workers = 1, .queue_capacity = 2}, rt);
   ASSERT_FALSE(pool.try_submit(Context::background(), sleeper(10ms)));
   bubble::wait();
   ASSERT_FALSE(pool.try_submit(Context::background(), sleeper(10ms)));
@@ -104,7 +107,7 @@ BUBBLE_TEST(PoolAdmission, TrySubmitRefusesAtOnceWhenFull) {
 BUBBLE_TEST(PoolAdmission, SubmitWithinReturnsFullAfterExactlyMaxWait) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 1});
+  Pool pool({.workers = 1, .queue_capacity = 1}, rt);
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(100ms)));
   bubble::wait();
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(100ms)));
@@ -128,7 +131,7 @@ BUBBLE_TEST(PoolAdmission, SubmitWithinReturnsFullAfterExactlyMaxWait) {
 BUBBLE_TEST(PoolAdmission, SubmitWithinReportsItsContextWhenThatEndsFirst) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 1});
+  Pool pool({.workers = 1, .queue_capacity = 1}, rt);
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(100ms)));
   bubble::wait();
   ASSERT_FALSE(pool.submit(Context::background(), sleeper(100ms)));
@@ -140,7 +143,7 @@ BUBBLE_TEST(PoolAdmission, SubmitWithinReportsItsContextWhenThatEndsFirst) {
 
 BUBBLE_TEST(PoolAdmission, LateSubmitAfterShutdownIsRefusedAndNeverRuns) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 2});
+  Pool pool({.workers = 2}, rt);
   EXPECT_FALSE(pool.shutdown());
   auto token = std::make_shared<int>(0);
   std::weak_ptr<int> watch = token;
@@ -154,7 +157,7 @@ BUBBLE_TEST(PoolAdmission, LateSubmitAfterShutdownIsRefusedAndNeverRuns) {
 
 BUBBLE_TEST(PoolAdmission, ContextAlreadyDoneIsRefusedAtOnce) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 1});
+  Pool pool({.workers = 1}, rt);
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   cancel();
   EXPECT_EQ(pool.submit(ctx, sleeper(1ms)), errc::canceled);

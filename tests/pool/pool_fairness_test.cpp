@@ -28,7 +28,7 @@ using bubble::Pool;
 
 BUBBLE_TEST(PoolFairness, TenantsAreServedRoundRobin) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 16});
+  Pool pool({.workers = 1, .queue_capacity = 16}, rt);
   bubble::Notification gate;
   std::vector<std::string> order;
   ASSERT_FALSE(pool.submit(Context::background(), [&] { gate.wait(); }));
@@ -49,7 +49,7 @@ BUBBLE_TEST(PoolFairness, TenantsAreServedRoundRobin) {
 BUBBLE_TEST(PoolFairness, QueuedCapRefusesAtOnceWithTenantLimit) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 16, .max_queued_per_tenant = 2});
+  Pool pool({.workers = 1, .queue_capacity = 16, .max_queued_per_tenant = 2}, rt);
   bubble::Notification gate;
   ASSERT_FALSE(pool.submit(Context::background(), [&] { gate.wait(); }, {.tenant = "big"}));
   bubble::wait();
@@ -70,7 +70,7 @@ BUBBLE_TEST(PoolFairness, QueuedCapRefusesAtOnceWithTenantLimit) {
 BUBBLE_TEST(PoolFairness, RunningCapKeepsATenantToItsShareOfWorkers) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 3, .queue_capacity = 16, .max_running_per_tenant = 1});
+  Pool pool({.workers = 3, .queue_capacity = 16, .max_running_per_tenant = 1}, rt);
   std::vector<std::pair<std::string, bubble::Duration>> started;
   auto job = [&](std::string name) {
     return [&, name] {
@@ -98,11 +98,12 @@ BUBBLE_TEST(PoolFairness, MixedWorkloadKeepsEveryPromise) {
   constexpr int kSubmitters = 3;
   constexpr int kJobs = 30;
   constexpr int kTenants = 3;
-  Pool pool(rt, {.workers = 2,
-                 .queue_capacity = 8,
-                 .aging_step = 3ms,
-                 .max_queued_per_tenant = 3,
-                 .max_running_per_tenant = 1});
+  Pool pool({.workers = 2,
+             .queue_capacity = 8,
+             .aging_step = 3ms,
+             .max_queued_per_tenant = 3,
+             .max_running_per_tenant = 1},
+            rt);
   std::vector<int> runs(kSubmitters * kJobs, 0);
   std::vector<bool> accepted(kSubmitters * kJobs, false);
   std::vector<int> running(kTenants, 0);
@@ -112,31 +113,34 @@ BUBBLE_TEST(PoolFairness, MixedWorkloadKeepsEveryPromise) {
   bool fifo = true;
   std::vector<bubble::Thread> submitters;
   for (int s = 0; s < kSubmitters; ++s) {
-    submitters.emplace_back(rt, "submitter-" + std::to_string(s), [&, s] {
-      for (int i = 0; i < kJobs; ++i) {
-        const int id = s * kJobs + i;
-        const int tenant = (i + s) % kTenants;
-        const int priority = (i / 3) % 2;
-        const int lane = (s * kTenants + tenant) * 2 + priority;
-        const std::error_code ec =
-            pool.submit(Context::background(),
-                        [&, id, i, tenant, lane] {
-                          if (last_started[lane] >= i) fifo = false;
-                          last_started[lane] = i;
-                          max_running = std::max(max_running, ++running[tenant]);
-                          bubble::sleep_for(2ms);
-                          --running[tenant];
-                          ++runs[id];
-                        },
-                        {.priority = priority, .tenant = "t" + std::to_string(tenant)});
-        if (!ec) {
-          accepted[id] = true;
-        } else {
-          EXPECT_EQ(ec, errc::tenant_limit);
-        }
-        if (i % 4 == 0) bubble::sleep_for(1ms);
-      }
-    });
+    submitters.emplace_back(
+        "submitter-" + std::to_string(s),
+        [&, s] {
+          for (int i = 0; i < kJobs; ++i) {
+            const int id = s * kJobs + i;
+            const int tenant = (i + s) % kTenants;
+            const int priority = (i / 3) % 2;
+            const int lane = (s * kTenants + tenant) * 2 + priority;
+            const std::error_code ec =
+                pool.submit(Context::background(),
+                            [&, id, i, tenant, lane] {
+                              if (last_started[lane] >= i) fifo = false;
+                              last_started[lane] = i;
+                              max_running = std::max(max_running, ++running[tenant]);
+                              bubble::sleep_for(2ms);
+                              --running[tenant];
+                              ++runs[id];
+                            },
+                            {.priority = priority, .tenant = "t" + std::to_string(tenant)});
+            if (!ec) {
+              accepted[id] = true;
+            } else {
+              EXPECT_EQ(ec, errc::tenant_limit);
+            }
+            if (i % 4 == 0) bubble::sleep_for(1ms);
+          }
+        },
+        rt);
   }
   for (auto& t : submitters) t.join();
   EXPECT_FALSE(pool.shutdown());

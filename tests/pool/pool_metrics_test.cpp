@@ -34,7 +34,7 @@ using bubble::Pool;
 
 BUBBLE_TEST(PoolMetrics, StatsAreExact) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 8});
+  Pool pool({.workers = 1, .queue_capacity = 8}, rt);
   for (int i = 0; i < 4; ++i) {
     ASSERT_FALSE(pool.submit(Context::background(), [] { bubble::sleep_for(10ms); }));
   }
@@ -72,7 +72,7 @@ BUBBLE_TEST(PoolMetrics, StatsAreExact) {
 
 BUBBLE_TEST(PoolMetrics, WithoutLatencyMeasurementCountersAreStillKept) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 8, .measure_latency = false});
+  Pool pool({.workers = 1, .queue_capacity = 8, .measure_latency = false}, rt);
   std::vector<Duration> waits;
   for (int i = 0; i < 3; ++i) {
     ASSERT_FALSE(
@@ -122,7 +122,7 @@ BUBBLE_TEST(PoolMetrics, SinkReceivesEveryEvent) {
   bubble::Runtime& rt = bubble::current_runtime();
   RecordingSink sink;
   {
-    Pool pool(rt, {.workers = 1, .queue_capacity = 1, .metrics_sink = &sink});
+    Pool pool({.workers = 1, .queue_capacity = 1, .metrics_sink = &sink}, rt);
     ASSERT_FALSE(pool.submit(Context::background(), [] { bubble::sleep_for(10ms); }));
     bubble::wait();
     ASSERT_FALSE(pool.submit(Context::background(), [] { throw std::runtime_error("boom"); }));
@@ -148,7 +148,7 @@ BUBBLE_TEST(PoolMetrics, SinkReceivesEveryEvent) {
 
 BUBBLE_TEST(PoolMetrics, ExceptionsAreCaughtCountedAndReported) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 1});
+  Pool pool({.workers = 1}, rt);
   std::vector<std::string> messages;
   for (int i = 0; i < 3; ++i) {
     ASSERT_FALSE(pool.submit(Context::background(),
@@ -177,7 +177,7 @@ BUBBLE_TEST(PoolMetrics, ExceptionsAreCaughtCountedAndReported) {
 BUBBLE_TEST(PoolShedding, JobThatCannotFinishBeforeItsDeadlineIsNotRun) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 8});
+  Pool pool({.workers = 1, .queue_capacity = 8}, rt);
   ASSERT_FALSE(pool.submit(Context::background(), [] { bubble::sleep_for(80ms); }));
   auto [ctx, cancel] = Context::with_timeout(Context::background(), 100ms, rt);
   std::vector<std::string> log;

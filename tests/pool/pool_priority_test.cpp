@@ -22,7 +22,7 @@ using bubble::Pool;
 
 BUBBLE_TEST(PoolPriority, HigherPriorityRunsFirstAndEqualPrioritiesInOrder) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 8});
+  Pool pool({.workers = 1, .queue_capacity = 8}, rt);
   bubble::Notification gate;
   std::vector<int> order;
   ASSERT_FALSE(pool.submit(Context::background(), [&] { gate.wait(); }));
@@ -43,17 +43,20 @@ BUBBLE_TEST(PoolPriority, HigherPriorityRunsFirstAndEqualPrioritiesInOrder) {
 bubble::Duration low_job_start_under_flood(bubble::Duration aging_step) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 4, .aging_step = aging_step});
+  Pool pool({.workers = 1, .queue_capacity = 4, .aging_step = aging_step}, rt);
   auto ten_ms = [] { bubble::sleep_for(10ms); };
   EXPECT_FALSE(pool.submit(Context::background(), ten_ms, {.priority = 1}));  // G
   bubble::wait();
   bubble::Duration low_started{-1};
   EXPECT_FALSE(pool.submit(Context::background(), [&] { low_started = rt.now() - start; }));
-  bubble::Thread flooder(rt, "flooder", [&] {
-    while (rt.now() - start < 1s) {
-      EXPECT_FALSE(pool.submit(Context::background(), ten_ms, {.priority = 1}));
-    }
-  });
+  bubble::Thread flooder(
+      "flooder",
+      [&] {
+        while (rt.now() - start < 1s) {
+          EXPECT_FALSE(pool.submit(Context::background(), ten_ms, {.priority = 1}));
+        }
+      },
+      rt);
   flooder.join();
   EXPECT_FALSE(pool.shutdown());
   return low_started;

@@ -35,7 +35,7 @@ void work_for(const Context& ctx, bubble::Duration d) {
 BUBBLE_TEST(PoolShutdown, DrainsEveryQueuedJobWhenThereIsTime) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 8});
+  Pool pool({.workers = 1, .queue_capacity = 8}, rt);
   std::vector<JobStatus> outcomes;
   for (int i = 0; i < 3; ++i) {
     ASSERT_FALSE(
@@ -53,7 +53,7 @@ BUBBLE_TEST(PoolShutdown, DrainsEveryQueuedJobWhenThereIsTime) {
 BUBBLE_TEST(PoolShutdown, CancelsAtTheDeadlineAndReturnsItsError) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1, .queue_capacity = 8});
+  Pool pool({.workers = 1, .queue_capacity = 8}, rt);
   std::vector<JobStatus> outcomes;
   std::vector<bubble::Duration> started;
   std::vector<bool> done_at_start;
@@ -85,16 +85,19 @@ BUBBLE_TEST(PoolShutdown, CancelsAtTheDeadlineAndReturnsItsError) {
 BUBBLE_TEST(PoolShutdown, IsIdempotentAndSafeToCallConcurrently) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 2, .queue_capacity = 8});
+  Pool pool({.workers = 2, .queue_capacity = 8}, rt);
   for (int i = 0; i < 4; ++i) {
     ASSERT_FALSE(pool.submit(Context::background(), [] { bubble::sleep_for(10ms); }));
   }
   std::error_code other_result = errc::canceled;
   bubble::TimePoint other_returned{};
-  bubble::Thread other(rt, "other-closer", [&] {
-    other_result = pool.shutdown();
-    other_returned = rt.now();
-  });
+  bubble::Thread other(
+      "other-closer",
+      [&] {
+        other_result = pool.shutdown();
+        other_returned = rt.now();
+      },
+      rt);
   EXPECT_FALSE(pool.shutdown());
   EXPECT_EQ(rt.now() - start, 20ms);
   other.join();
@@ -110,7 +113,7 @@ BUBBLE_TEST(PoolShutdown, DestructorCancelsAtOnceAndStillRunsQueuedJobs) {
   const bubble::TimePoint start = rt.now();
   int canceled = 0;
   {
-    Pool pool(rt, {.workers = 1, .queue_capacity = 8});
+    Pool pool({.workers = 1, .queue_capacity = 8}, rt);
     for (int i = 0; i < 3; ++i) {
       ASSERT_FALSE(pool.submit(Context::background(), [](const Context& ctx) { work_for(ctx, 1h); },
                                {.on_complete = [&](const JobOutcome& o) {
@@ -128,7 +131,7 @@ BUBBLE_TEST(PoolShutdown, DestructorCancelsAtOnceAndStillRunsQueuedJobs) {
 // errc::closed (never a crash), while the pool drains.
 BUBBLE_TEST(PoolShutdown, JobThatSubmitsDuringShutdownGetsClosed) {
   bubble::Runtime& rt = bubble::current_runtime();
-  Pool pool(rt, {.workers = 1});
+  Pool pool({.workers = 1}, rt);
   std::error_code late;
   ASSERT_FALSE(pool.submit(Context::background(), [&] {
     bubble::sleep_for(10ms);
@@ -142,7 +145,7 @@ BUBBLE_TEST(PoolShutdown, JobThatSubmitsDuringShutdownGetsClosed) {
 BUBBLE_TEST(PoolShutdown, JobContextEndsWithItsSubmittersContext) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool(rt, {.workers = 1});
+  Pool pool({.workers = 1}, rt);
   auto [ctx, cancel] = Context::with_timeout(Context::background(), 7ms, rt);
   bubble::Duration ended{};
   std::error_code err;
@@ -163,7 +166,7 @@ BUBBLE_TEST(PoolShutdown, JobContextEndsWithItsSubmittersContext) {
 TEST(PoolDeadlock, NestedSubmitIntoTheSamePoolDeadlocks) {
   try {
     bubble::run([](bubble::Runtime& rt) {
-      Pool pool(rt, {.workers = 2, .queue_capacity = 100, .name = "orders"});
+      Pool pool({.workers = 2, .queue_capacity = 100, .name = "orders"}, rt);
       bubble::WaitGroup orders(rt);
       for (int order = 0; order < 2; ++order) {
         orders.add(1);
@@ -193,7 +196,7 @@ TEST(PoolDeadlock, NestedSubmitIntoTheSamePoolDeadlocks) {
 TEST(PoolDeadlock, NestedSubmitDeadlockIsReportedWhileShutdownDrains) {
   try {
     bubble::run([](bubble::Runtime& rt) {
-      Pool pool(rt, {.workers = 2, .queue_capacity = 100, .name = "orders"});
+      Pool pool({.workers = 2, .queue_capacity = 100, .name = "orders"}, rt);
       for (int order = 0; order < 2; ++order) {
         ASSERT_FALSE(pool.submit(Context::background(), [&pool](const Context& ctx) {
           bubble::Notification charged;
@@ -218,8 +221,8 @@ TEST(PoolDeadlock, NestedSubmitDeadlockIsReportedWhileShutdownDrains) {
 BUBBLE_TEST(PoolDeadlock, SeparatePoolForInnerJobsCompletes) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool payments(rt, {.workers = 4, .queue_capacity = 100, .name = "payments"});
-  Pool outer(rt, {.workers = 2, .queue_capacity = 100, .name = "orders"});
+  Pool payments({.workers = 4, .queue_capacity = 100, .name = "payments"}, rt);
+  Pool outer({.workers = 2, .queue_capacity = 100, .name = "orders"}, rt);
   int charged_orders = 0;
   for (int order = 0; order < 4; ++order) {
     ASSERT_FALSE(outer.submit(Context::background(), [&](const Context& ctx) {

@@ -93,13 +93,14 @@ void expect_clean_deadlock(const std::function<void(Runtime&, Probe&)>& scenario
 void run_other_bubbles() {
   for (int i = 0; i < 3; ++i) {
     bubble::run([](Runtime& rt) {
-      Pool pool(rt, {.workers = kWorkers});
+      Pool pool({.workers = kWorkers}, rt);
       ASSERT_FALSE(pool.submit(Context::background(), [&] { rt.sleep_for(1s); }));
     });
   }
   EXPECT_THROW(bubble::run([](Runtime& rt) {
                  bubble::Notification never(rt);
-                 bubble::Thread t(rt, "t", [&] { never.wait(); });
+                 bubble::Thread t(
+                     "t", [&] { never.wait(); }, rt);
                  never.wait();
                }),
                bubble::DeadlockError);
@@ -116,7 +117,7 @@ void submit_stuck_jobs(Pool& pool, bubble::Notification& never, const Lifetime& 
 void root_in_shutdown(Runtime& rt, Probe& p) {
   bubble::Notification never(rt);
   Lifetime life;
-  Pool pool(rt, {.workers = kWorkers});
+  Pool pool({.workers = kWorkers}, rt);
   submit_stuck_jobs(pool, never, life, p);
   (void)pool.shutdown();
 }
@@ -125,7 +126,7 @@ void root_in_shutdown(Runtime& rt, Probe& p) {
 void root_in_pool_destructor(Runtime& rt, Probe& p) {
   bubble::Notification never(rt);
   Lifetime life;
-  Pool pool(rt, {.workers = kWorkers});
+  Pool pool({.workers = kWorkers}, rt);
   submit_stuck_jobs(pool, never, life, p);
 }
 
@@ -135,7 +136,7 @@ void root_in_component_destructor(Runtime& rt, Probe& p) {
     bubble::Notification never;
     Lifetime life;
     Pool pool;
-    explicit Component(Runtime& rt) : never(rt), pool(rt, {.workers = kWorkers}) {}
+    explicit Component(Runtime& rt) : never(rt), pool({.workers = kWorkers}, rt) {}
     ~Component() { (void)pool.shutdown(); }
   };
   Component c(rt);

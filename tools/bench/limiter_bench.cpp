@@ -24,7 +24,7 @@ namespace {
 
 // A bucket that refills faster than the loop drains it, so allow() succeeds every time.
 void BM_TokenBucket_Allow(benchmark::State& state) {
-  bubble::TokenBucket bucket(bubble::system_runtime(), 1e10, 1'000'000);
+  bubble::TokenBucket bucket(1e10, 1'000'000, bubble::system_runtime());
   for (auto _ : state) benchmark::DoNotOptimize(bucket.allow());
 }
 BENCHMARK(BM_TokenBucket_Allow);
@@ -72,7 +72,7 @@ BENCHMARK(BM_Reference_TokenBucketCore_AllowAt);
 void BM_RateLimiter_TrySubmitEmpty(benchmark::State& state) {
   bubble::PoolOptions options;
   options.workers = 1;
-  bubble::Pool pool(bubble::system_runtime(), options);
+  bubble::Pool pool(options, bubble::system_runtime());
   bubble::RateLimiter limiter(pool, 1, std::chrono::hours(1000));
   if (limiter.try_submit([] {})) state.SkipWithError("the first try_submit failed");
   for (auto _ : state) {

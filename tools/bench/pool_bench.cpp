@@ -94,10 +94,11 @@ class PlainPool {
 void BM_BubblePool(benchmark::State& state) {
   const bool measure = state.range(0) != 0;
   for (auto _ : state) {
-    bubble::Pool pool(bubble::system_runtime(), {.workers = kWorkers,
-                                                 .queue_capacity = kCapacity,
-                                                 .name = "bench",
-                                                 .measure_latency = measure});
+    bubble::Pool pool({.workers = kWorkers,
+                       .queue_capacity = kCapacity,
+                       .name = "bench",
+                       .measure_latency = measure},
+                      bubble::system_runtime());
     for (int i = 0; i < kJobs; ++i) {
       if (pool.submit(bubble::Context::background(), [] {})) state.SkipWithError("refused");
     }
@@ -137,7 +138,7 @@ void BM_PoolInBubble(benchmark::State& state) {
   const int jobs = static_cast<int>(state.range(0));
   for (auto _ : state) {
     bubble::run({.watchdog = std::chrono::milliseconds{0}}, [&](bubble::Runtime& rt) {
-      bubble::Pool pool(rt, {.workers = 4, .queue_capacity = 64, .name = "sim"});
+      bubble::Pool pool({.workers = 4, .queue_capacity = 64, .name = "sim"}, rt);
       for (int i = 0; i < jobs; ++i) {
         if (pool.submit(bubble::Context::background(), [] {})) std::abort();
       }

@@ -44,7 +44,7 @@ void BM_BareSleepingJobs(benchmark::State& state) {
   constexpr int kJobs = 128 * 3600;
   for (auto _ : state) {
     bubble::run({.max_steps = 0}, [](bubble::Runtime& rt) {
-      bubble::Pool pool(rt, {.workers = 16, .queue_capacity = 1 << 20, .name = "bare"});
+      bubble::Pool pool({.workers = 16, .queue_capacity = 1 << 20, .name = "bare"}, rt);
       const auto gap = std::chrono::nanoseconds{1'000'000'000 / 128};
       for (int i = 0; i < kJobs; ++i) {
         rt.sleep_for(gap);

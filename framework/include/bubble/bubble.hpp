@@ -22,7 +22,7 @@
 //
 //   bubble::RunResult r = bubble::run({.strategy = bubble::Strategy::random(42)},
 //                                     [](bubble::Runtime& rt) {
-//     bubble::Thread t(rt, "worker", [&] { rt.sleep_for(1s); });
+//     bubble::Thread t("worker", [&] { rt.sleep_for(1s); }, rt);
 //     rt.sleep_for(2s);            // returns at once, in real time; now() is exactly start + 2s
 //   });
 //

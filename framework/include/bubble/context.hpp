@@ -19,7 +19,7 @@ namespace bubble {
 namespace detail {
 
 class ContextState;
-struct AfterFuncState;
+struct AfterDoneState;
 struct ContextAccess;  // Internal access for the framework's own sources.
 
 // The part of a context's shared state that Context's inline accessors read. status is 0 while
@@ -78,6 +78,11 @@ class Context {
   // as a default argument) costs no reference-count traffic; copy it freely.
   static const Context& background() noexcept;
 
+  // Where the runtime goes: every factory here that needs a clock (with_deadline, with_timeout)
+  // takes the runtime last, defaulting to current_runtime(), as everywhere in bubble. with_cancel
+  // takes none: it creates no timer and never waits, and a child's deadline, if any, is its
+  // parent's, already on the parent's runtime. Context::wait blocks on current_runtime().
+  //
   // A child of `parent` and the function that cancels it. The child ends when cancel is called
   // (err() == errc::canceled, cause() == the cause given to cancel) or when `parent` ends (with
   // the parent's err() and cause()). If `parent` is already done, the child is done at once.
@@ -210,10 +215,16 @@ class Context::Callback {
   std::shared_ptr<detail::ContextStateBase> state_;
 };
 
-// The handle returned by after_func(const Context&, ...).
-class AfterFuncHandle {
+// The handle returned by after_done: the registration of a function to run when a context ends.
+//
+// Naming: bubble has two "run this later" functions, one per concept, like Go. after_func
+// (timer.hpp, Go's time.AfterFunc) runs a function once a duration has elapsed and returns an
+// AfterFunc; after_done (here, Go's context.AfterFunc) runs a function once a context is done and
+// returns an AfterDone. They used to share the name after_func, overloaded on the first argument,
+// which hid that they wait for different things and return different handles.
+class AfterDone {
  public:
-  AfterFuncHandle() = default;
+  AfterDone() = default;
 
   // Stops the association between the context and the function. Returns true if this call
   // prevented the function from being started; false if it had already been started (the context
@@ -221,16 +232,15 @@ class AfterFuncHandle {
   bool stop();
 
  private:
-  friend AfterFuncHandle after_func(const Context&, std::function<void()>, Runtime&);
-  std::shared_ptr<detail::AfterFuncState> state_;
+  friend AfterDone after_done(const Context&, std::function<void()>, Runtime&);
+  std::shared_ptr<detail::AfterDoneState> state_;
 };
 
 // Go's context.AfterFunc: once `ctx` is done, runs `fn` in a new thread of `rt`
-// (rt.spawn("after_func", ...), detached), at most once. If `ctx` is already done, the thread is
-// started before after_func returns. The registration lives until the context ends or stop() is
+// (rt.spawn("after_done", ...), detached), at most once. If `ctx` is already done, the thread is
+// started before after_done returns. The registration lives until the context ends or stop() is
 // called; destroying the handle does not cancel it. For a context that can never end, fn never
 // runs and nothing is registered. An empty fn throws std::invalid_argument.
-AfterFuncHandle after_func(const Context& ctx, std::function<void()> fn,
-                           Runtime& rt = current_runtime());
+AfterDone after_done(const Context& ctx, std::function<void()> fn, Runtime& rt = current_runtime());
 
 }  // namespace bubble

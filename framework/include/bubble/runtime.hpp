@@ -74,8 +74,11 @@ class Waiter {
 
 // ThreadHandle is a runtime's handle on a thread started by Runtime::spawn.
 //
-// Destroying a handle without joining detaches the thread: it runs on, and the runtime reclaims it
-// when it ends. bubble::Thread wraps a handle and joins on destruction; prefer it.
+// The two handles on a thread differ in what dropping them does: destroying a ThreadHandle
+// without joining *detaches* the thread (it runs on, and the runtime reclaims it when it ends),
+// while destroying a bubble::Thread *joins* it. Prefer bubble::Thread. Because a dropped handle
+// detaches silently, Runtime::spawn is [[nodiscard]]: keep the handle and join it, or say that
+// the thread is meant to run on with bubble::detach(rt.spawn(...)).
 class ThreadHandle {
  public:
   virtual ~ThreadHandle() = default;
@@ -85,6 +88,14 @@ class ThreadHandle {
   // The name given to Runtime::spawn.
   virtual const std::string& name() const noexcept = 0;
 };
+
+// Detaches the thread `handle` refers to: the thread runs on to the end of its body, and its
+// runtime reclaims it then; nothing can join it any more. This is what destroying the handle
+// does; the call says so where it is meant, as in `detach(rt.spawn("logger", fn))`. A null
+// handle does nothing.
+inline void detach(std::unique_ptr<ThreadHandle> handle) noexcept {
+  handle.reset();
+}
 
 // Identifies a timer scheduled with Runtime::schedule_at; 0 is never a valid id.
 using TimerId = std::uint64_t;
@@ -122,8 +133,14 @@ class Runtime {
   // Starts a thread of this runtime that runs `body`. `name` appears in reports and traces.
   // An exception escaping `body` is a failure of the runtime: the system runtime calls
   // std::terminate, a bubble fails the run and rethrows the exception from bubble::run.
-  virtual std::unique_ptr<ThreadHandle> spawn(std::string name, std::function<void()> body,
-                                              SourceLocation where = SourceLocation::current()) = 0;
+  // Returns the thread's handle; dropping it detaches the thread, so discarding the result is a
+  // warning: join it, or pass it to bubble::detach. (spawn is not virtual because GCC does not
+  // diagnose a discarded [[nodiscard]] result of a virtual call; runtimes implement do_spawn.)
+  [[nodiscard]] std::unique_ptr<ThreadHandle> spawn(
+      std::string name, std::function<void()> body,
+      SourceLocation where = SourceLocation::current()) {
+    return do_spawn(std::move(name), std::move(body), where);
+  }
 
   // --- Parking ----------------------------------------------------------------------------
 
@@ -206,6 +223,10 @@ class Runtime {
   // Enters the process-wide registry of live runtimes, which the primitives consult (on their
   // error path only) to tell a runtime that is still alive from one that has ended.
   explicit Runtime(bool controlled) noexcept;
+
+  // Implements spawn (same contract); the only way a runtime starts threads.
+  virtual std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,
+                                                 SourceLocation where) = 0;
 
   // Accessors for implementations: the thread record bound by prepare(), and the unpark flag.
   static void*& thread_slot(Waiter& w) noexcept { return w.thread_; }

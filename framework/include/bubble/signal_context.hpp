@@ -26,6 +26,10 @@ namespace bubble {
 // not reach it (they arrive outside the bubble); deliver_signal(sig), called from a thread of the
 // same bubble, cancels it synchronously, deterministically.
 //
+// It takes no runtime argument: the runtime is always the caller's (current_runtime()), because
+// the signal watcher is process-wide and a bubble's signal context must belong to the bubble that
+// delivers its signals.
+//
 // Thread safety: may be called concurrently from any thread.
 Context signal_context(std::initializer_list<int> signals);
 

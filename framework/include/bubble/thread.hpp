@@ -19,21 +19,23 @@ namespace bubble {
 // std::terminate (after printing the thread's name and the exception), a bubble fails the run.
 // The body may be any callable taking no arguments, including move-only ones.
 //
+// Unlike a ThreadHandle, which detaches its thread when dropped, a Thread always joins: an unnamed
+// temporary (`Thread("t", fn);`) would start the thread and join it at the end of the statement,
+// running it synchronously, so discarding one is a warning ([[nodiscard]] on the class, and on the
+// constructor for GCC, which only diagnoses discarded temporaries of a [[nodiscard]] constructor).
+//
 // Thread safety: a Thread object is not itself thread-safe (like std::thread): use one object
 // from one thread at a time. Move-only.
-class Thread {
+class [[nodiscard]] Thread {
  public:
   // An empty Thread: not joinable, name() is "".
   Thread() noexcept = default;
 
-  // Starts a thread of current_runtime() named `name` that runs `fn()`.
+  // Starts a thread of `rt` named `name` that runs `fn()`. The runtime comes last, before the
+  // source location, like every runtime argument in bubble.
   template <class F, class = std::enable_if_t<std::is_invocable_v<std::decay_t<F>&>>>
-  Thread(std::string name, F&& fn, SourceLocation where = SourceLocation::current())
-      : Thread(current_runtime(), std::move(name), std::forward<F>(fn), where) {}
-
-  // Starts a thread of `rt` named `name` that runs `fn()`.
-  template <class F, class = std::enable_if_t<std::is_invocable_v<std::decay_t<F>&>>>
-  Thread(Runtime& rt, std::string name, F&& fn, SourceLocation where = SourceLocation::current())
+  [[nodiscard]] Thread(std::string name, F&& fn, Runtime& rt = current_runtime(),
+                       SourceLocation where = SourceLocation::current())
       : name_(name), handle_(rt.spawn(std::move(name), make_body(std::forward<F>(fn)), where)) {}
 
   Thread(Thread&& other) noexcept = default;

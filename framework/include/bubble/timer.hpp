@@ -131,7 +131,9 @@ class After {
   return After(d, rt);
 }
 
-// The handle returned by after_func(Duration, ...).
+// The handle returned by after_func: a function scheduled to run once a duration has elapsed.
+// (Its counterpart for "once a context is done", Go's context.AfterFunc, is after_done in
+// context.hpp, with its own handle, AfterDone.)
 class AfterFunc {
  public:
   AfterFunc() = default;

@@ -30,9 +30,7 @@ class ConcurrencyLimiter {
  public:
   // A limiter of `limit` units on `rt`. Throws std::invalid_argument naming the value if
   // limit < 1.
-  ConcurrencyLimiter(Runtime& rt, std::int64_t limit);
-  // ConcurrencyLimiter(current_runtime(), limit).
-  explicit ConcurrencyLimiter(std::int64_t limit);
+  explicit ConcurrencyLimiter(std::int64_t limit, Runtime& rt = current_runtime());
   ConcurrencyLimiter(const ConcurrencyLimiter&) = delete;
   ConcurrencyLimiter& operator=(const ConcurrencyLimiter&) = delete;
 

@@ -33,9 +33,10 @@ class TicketBooth {
   // Starts the booth's thread on `rt`. It stops when `ctx` ends (or at stop()). Throws
   // std::invalid_argument naming the value if window <= 0, n < 1, or window / n is less than
   // one nanosecond.
-  TicketBooth(Runtime& rt, Duration window, int n, const Context& ctx = Context::background());
-  // TicketBooth(current_runtime(), window, n, ctx).
-  TicketBooth(Duration window, int n, const Context& ctx = Context::background());
+  TicketBooth(Duration window, int n, const Context& ctx = Context::background(),
+              Runtime& rt = current_runtime());
+  // TicketBooth(window, n, Context::background(), rt): a booth that runs until stop().
+  TicketBooth(Duration window, int n, Runtime& rt);
   // stop().
   ~TicketBooth();
   TicketBooth(const TicketBooth&) = delete;

@@ -38,9 +38,7 @@ class TokenBucket {
 
   // A full bucket on `rt`'s clock. Throws std::invalid_argument naming the value if
   // rate_per_second is negative or NaN, or burst is negative.
-  TokenBucket(Runtime& rt, double rate_per_second, int burst);
-  // The same on current_runtime().
-  TokenBucket(double rate_per_second, int burst);
+  TokenBucket(double rate_per_second, int burst, Runtime& rt = current_runtime());
   TokenBucket(const TokenBucket&) = delete;
   TokenBucket& operator=(const TokenBucket&) = delete;
 

@@ -68,9 +68,7 @@ class Pool {
   // Starts options.workers threads on `rt`, named "<options.name>/worker-<i>". Throws
   // std::invalid_argument naming the field and its value if the options are invalid (see
   // PoolOptions).
-  Pool(Runtime& rt, PoolOptions options);
-  // Pool(current_runtime(), options).
-  explicit Pool(PoolOptions options);
+  explicit Pool(PoolOptions options, Runtime& rt = current_runtime());
 
   // Shuts the pool down with a deadline that has already passed: stops accepting, cancels the
   // pool (every job still queued runs with a context that is already done), waits for the

@@ -1,4 +1,4 @@
-// Tests of bubble::Context, CancelFunc, Context::Callback and after_func(const Context&, ...) on
+// Tests of bubble::Context, CancelFunc, Context::Callback and after_done on
 // the system runtime (real threads; TSan in CI) and on ManualRuntime (a hand-advanced clock for
 // exact deadline checks). Only ordering and lower bounds on time are asserted; threads are
 // sequenced with the primitives' own signals, never with sleeps.
@@ -344,7 +344,7 @@ TEST(ContextCallback, DestroyingACallbackWhoseFunctionSpawnsAThreadWaitsForTheFu
     std::atomic<bool> returned{false};
     auto cb = std::make_unique<Context::Callback>(ctx, [&] {
       entered = true;
-      (void)rt.spawn("spawned_by_callback", [] {});  // Detached.
+      detach(rt.spawn("spawned_by_callback", [] {}));  // Detached.
       returned = true;
     });
     std::thread canceller([c = cancel] { c(); });
@@ -418,7 +418,7 @@ TEST(AfterFunc, RunsTheFunctionInANewThreadOnceTheContextEnds) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   std::latch ran(1);
   std::atomic<std::thread::id> ran_on{};
-  auto handle = bubble::after_func(
+  auto handle = bubble::after_done(
       ctx,
       [&] {
         ran_on = std::this_thread::get_id();
@@ -436,7 +436,7 @@ TEST(AfterFunc, RunsTheFunctionInANewThreadOnceTheContextEnds) {
 TEST(AfterFunc, StopBeforeTheContextEndsPreventsTheRun) {
   ManualRuntime rt;
   auto [ctx, cancel] = Context::with_cancel(Context::background());
-  auto handle = bubble::after_func(
+  auto handle = bubble::after_done(
       ctx, [] {}, rt);
   EXPECT_EQ(ctx.registrations(), 1u);
   EXPECT_TRUE(handle.stop());
@@ -451,7 +451,7 @@ TEST(AfterFunc, StartsBeforeReturningWhenTheContextIsAlreadyDone) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   cancel();
   std::latch ran(1);
-  auto handle = bubble::after_func(
+  auto handle = bubble::after_done(
       ctx, [&] { ran.count_down(); }, rt);
   EXPECT_EQ(rt.spawned(), 1);
   ran.wait();
@@ -463,7 +463,7 @@ TEST(AfterFunc, DroppingTheHandleDoesNotCancelTheRegistration) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   std::latch ran(1);
   {
-    (void)bubble::after_func(
+    (void)bubble::after_done(
         ctx, [&] { ran.count_down(); }, rt);
   }
   cancel();
@@ -473,7 +473,7 @@ TEST(AfterFunc, DroppingTheHandleDoesNotCancelTheRegistration) {
 
 TEST(AfterFunc, OnBackgroundNeverRunsAndStopReportsThePrevention) {
   ManualRuntime rt;
-  auto handle = bubble::after_func(
+  auto handle = bubble::after_done(
       Context::background(), [] {}, rt);
   EXPECT_EQ(Context::background().registrations(), 0u);
   EXPECT_TRUE(handle.stop());
@@ -482,13 +482,13 @@ TEST(AfterFunc, OnBackgroundNeverRunsAndStopReportsThePrevention) {
 
 TEST(AfterFunc, EmptyFunctionsAreRejected) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
-  EXPECT_THROW(bubble::after_func(ctx, nullptr), std::invalid_argument);
+  EXPECT_THROW(bubble::after_done(ctx, nullptr), std::invalid_argument);
   EXPECT_THROW(Context::Callback(ctx, nullptr), std::invalid_argument);
   EXPECT_EQ(ctx.registrations(), 0u);
 }
 
 TEST(AfterFunc, DefaultHandleStopReturnsFalse) {
-  bubble::AfterFuncHandle handle;
+  bubble::AfterDone handle;
   EXPECT_FALSE(handle.stop());
 }
 
@@ -497,7 +497,7 @@ TEST(AfterFunc, StopRacingCancelHasExactlyOneWinner) {
   for (int round = 0; round < 100; ++round) {
     ManualRuntime rt;
     auto [ctx, cancel] = Context::with_cancel(Context::background());
-    auto handle = bubble::after_func(
+    auto handle = bubble::after_done(
         ctx, [] {}, rt);
     std::thread canceller([c = cancel] { c(); });
     const bool stopped = handle.stop();

@@ -32,8 +32,8 @@ class ManualRuntime final : public bubble::Runtime {
   }
   bubble::WallTime wall_now() const noexcept override { return bubble::WallTime{}; }
 
-  std::unique_ptr<bubble::ThreadHandle> spawn(std::string name, std::function<void()> body,
-                                              bubble::SourceLocation where) override {
+  std::unique_ptr<bubble::ThreadHandle> do_spawn(std::string name, std::function<void()> body,
+                                                 bubble::SourceLocation where) override {
     spawned_.fetch_add(1);
     return bubble::system_runtime().spawn(std::move(name), std::move(body), where);
   }

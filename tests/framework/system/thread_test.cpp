@@ -52,9 +52,9 @@ TEST(Thread, JoiningAThreadThatIsNotJoinableThrowsNamingIt) {
 
 TEST(Thread, RunsOnTheGivenRuntime) {
   bubble::Runtime* seen = nullptr;
-  bubble::Thread(bubble::system_runtime(), "worker", [&] {
-    seen = &bubble::current_runtime();
-  }).join();
+  bubble::Thread(
+      "worker", [&] { seen = &bubble::current_runtime(); }, bubble::system_runtime())
+      .join();
   EXPECT_EQ(seen, &bubble::system_runtime());
 }
 

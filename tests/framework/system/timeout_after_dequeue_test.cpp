@@ -21,8 +21,8 @@ class SteppedRuntime final : public bubble::Runtime {
   std::string_view name() const noexcept override { return "stepped"; }
   bubble::TimePoint now() const noexcept override { return bubble::TimePoint{}; }
   bubble::WallTime wall_now() const noexcept override { return bubble::WallTime{}; }
-  std::unique_ptr<bubble::ThreadHandle> spawn(std::string name, std::function<void()> body,
-                                              bubble::SourceLocation where) override {
+  std::unique_ptr<bubble::ThreadHandle> do_spawn(std::string name, std::function<void()> body,
+                                                 bubble::SourceLocation where) override {
     return bubble::system_runtime().spawn(std::move(name), std::move(body), where);
   }
   void prepare(bubble::Waiter& w) override { bubble::system_runtime().prepare(w); }

@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 // refills, so of 15 concurrent allow() calls exactly `burst` succeed.
 TEST(TokenBucketSystem, SimultaneousRequestsTakeExactlyTheBurst) {
   Runtime& rt = system_runtime();
-  TokenBucket lim(rt, 0, 5);
+  TokenBucket lim(0, 5, rt);
   std::atomic<int> ok{0};
   std::vector<std::unique_ptr<ThreadHandle>> threads;
   for (int i = 0; i < 15; ++i) {
@@ -37,7 +37,7 @@ TEST(TokenBucketSystem, SimultaneousRequestsTakeExactlyTheBurst) {
 // the tokens it needed could have accumulated (a lower bound).
 TEST(TokenBucketSystem, ConcurrentWaitersAllGetTheirTokens) {
   Runtime& rt = system_runtime();
-  TokenBucket lim(rt, 2000, 1);  // one token every 500 us
+  TokenBucket lim(2000, 1, rt);  // one token every 500 us
   const TimePoint start = rt.now();
   std::atomic<int> ok{0};
   std::vector<std::unique_ptr<ThreadHandle>> threads;
@@ -59,7 +59,7 @@ TEST(TokenBucketSystem, ConcurrentWaitersAllGetTheirTokens) {
 // thread, and its reservation is cancelled (the token goes back).
 TEST(TokenBucketSystem, CancelWakesAWaiterAndRefunds) {
   Runtime& rt = system_runtime();
-  TokenBucket lim(rt, 0, 1);
+  TokenBucket lim(0, 1, rt);
   ASSERT_TRUE(lim.allow());
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   std::atomic<bool> returned{false};

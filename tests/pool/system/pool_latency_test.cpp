@@ -36,20 +36,23 @@ TEST(PoolLatency, NoReportedDurationIsNegative) {
     while (v < cur && !m.compare_exchange_weak(cur, v)) {
     }
   };
-  Pool pool(bubble::system_runtime(), {.workers = 2, .queue_capacity = 4, .name = "latency"});
+  Pool pool({.workers = 2, .queue_capacity = 4, .name = "latency"}, bubble::system_runtime());
   {
     std::vector<bubble::Thread> submitters;
     for (int s = 0; s < kSubmitters; ++s) {
-      submitters.emplace_back(bubble::system_runtime(), "submitter", [&] {
-        for (int i = 0; i < kPerSubmitter; ++i) {
-          ASSERT_FALSE(
-              pool.submit(Context::background(), [] {}, {.on_complete = [&](const JobOutcome& o) {
-                            lower(min_wait, o.queue_wait.count());
-                            lower(min_service, o.service_time.count());
-                            outcomes.fetch_add(1);
-                          }}));
-        }
-      });
+      submitters.emplace_back(
+          "submitter",
+          [&] {
+            for (int i = 0; i < kPerSubmitter; ++i) {
+              ASSERT_FALSE(pool.submit(Context::background(), [] {},
+                                       {.on_complete = [&](const JobOutcome& o) {
+                                         lower(min_wait, o.queue_wait.count());
+                                         lower(min_service, o.service_time.count());
+                                         outcomes.fetch_add(1);
+                                       }}));
+            }
+          },
+          bubble::system_runtime());
     }
   }  // Joins the submitters.
   EXPECT_FALSE(pool.shutdown());

@@ -32,16 +32,20 @@ TEST(PoolSmoke, TenThousandJobsFromFourSubmittersRunExactlyOnce) {
   constexpr int kSubmitters = 4;
   constexpr int kPerSubmitter = 2500;
   std::vector<std::atomic<int>> runs(kSubmitters * kPerSubmitter);
-  Pool pool(bubble::system_runtime(), {.workers = 2, .queue_capacity = 16, .name = "smoke"});
+  Pool pool({.workers = 2, .queue_capacity = 16, .name = "smoke"}, bubble::system_runtime());
   {
     std::vector<bubble::Thread> submitters;
     for (int s = 0; s < kSubmitters; ++s) {
-      submitters.emplace_back(bubble::system_runtime(), "submitter", [&, s] {
-        for (int i = 0; i < kPerSubmitter; ++i) {
-          const int id = s * kPerSubmitter + i;
-          ASSERT_FALSE(pool.submit(Context::background(), [&runs, id] { runs[id].fetch_add(1); }));
-        }
-      });
+      submitters.emplace_back(
+          "submitter",
+          [&, s] {
+            for (int i = 0; i < kPerSubmitter; ++i) {
+              const int id = s * kPerSubmitter + i;
+              ASSERT_FALSE(
+                  pool.submit(Context::background(), [&runs, id] { runs[id].fetch_add(1); }));
+            }
+          },
+          bubble::system_runtime());
     }
   }  // Joins the submitters.
   EXPECT_FALSE(pool.shutdown());
@@ -66,38 +70,42 @@ TEST(PoolSmoke, PrioritiesAndTenantsUnderContentionLoseNothing) {
   std::vector<std::atomic<int>> running(kTenants);
   std::atomic<int> max_running{0};
   std::atomic<int> accepted{0};
-  Pool pool(bubble::system_runtime(), {.workers = 3,
-                                       .queue_capacity = 32,
-                                       .aging_step = std::chrono::microseconds(50),
-                                       .max_queued_per_tenant = 6,
-                                       .max_running_per_tenant = 1});
+  Pool pool({.workers = 3,
+             .queue_capacity = 32,
+             .aging_step = std::chrono::microseconds(50),
+             .max_queued_per_tenant = 6,
+             .max_running_per_tenant = 1},
+            bubble::system_runtime());
   {
     std::vector<bubble::Thread> submitters;
     for (int s = 0; s < kSubmitters; ++s) {
-      submitters.emplace_back(bubble::system_runtime(), "submitter", [&, s] {
-        for (int i = 0; i < kPerSubmitter; ++i) {
-          const int id = s * kPerSubmitter + i;
-          const int tenant = id % kTenants;
-          const std::error_code ec =
-              pool.submit(Context::background(),
-                          [&, id, tenant] {
-                            const int now_running = running[tenant].fetch_add(1) + 1;
-                            int seen = max_running.load();
-                            while (now_running > seen &&
-                                   !max_running.compare_exchange_weak(seen, now_running)) {
-                            }
-                            runs[id].fetch_add(1);
-                            running[tenant].fetch_sub(1);
-                          },
-                          {.priority = i % 3, .tenant = "tenant-" + std::to_string(tenant)});
-          if (!ec) {
-            accepted.fetch_add(1);
-          } else {
-            ASSERT_EQ(ec, errc::tenant_limit);
-            runs[id].fetch_add(100);  // Marks a refused job; it must not run as well.
-          }
-        }
-      });
+      submitters.emplace_back(
+          "submitter",
+          [&, s] {
+            for (int i = 0; i < kPerSubmitter; ++i) {
+              const int id = s * kPerSubmitter + i;
+              const int tenant = id % kTenants;
+              const std::error_code ec =
+                  pool.submit(Context::background(),
+                              [&, id, tenant] {
+                                const int now_running = running[tenant].fetch_add(1) + 1;
+                                int seen = max_running.load();
+                                while (now_running > seen &&
+                                       !max_running.compare_exchange_weak(seen, now_running)) {
+                                }
+                                runs[id].fetch_add(1);
+                                running[tenant].fetch_sub(1);
+                              },
+                              {.priority = i % 3, .tenant = "tenant-" + std::to_string(tenant)});
+              if (!ec) {
+                accepted.fetch_add(1);
+              } else {
+                ASSERT_EQ(ec, errc::tenant_limit);
+                runs[id].fetch_add(100);  // Marks a refused job; it must not run as well.
+              }
+            }
+          },
+          bubble::system_runtime());
     }
   }
   EXPECT_FALSE(pool.shutdown());
@@ -118,7 +126,7 @@ TEST(PoolSmoke, PrioritiesAndTenantsUnderContentionLoseNothing) {
 // Shutdown refuses new jobs at once, then drains every queued job before returning {}.
 TEST(PoolSmoke, ShutdownRefusesNewJobsAndDrainsQueuedOnes) {
   constexpr int kQueued = 20;
-  Pool pool(bubble::system_runtime(), {.workers = 1, .queue_capacity = kQueued});
+  Pool pool({.workers = 1, .queue_capacity = kQueued}, bubble::system_runtime());
   bubble::Notification started(bubble::system_runtime());
   bubble::Notification gate(bubble::system_runtime());
   std::atomic<int> ran{0};
@@ -132,8 +140,8 @@ TEST(PoolSmoke, ShutdownRefusesNewJobsAndDrainsQueuedOnes) {
     ASSERT_FALSE(pool.submit(Context::background(), [&] { ran.fetch_add(1); }));
   }
   std::error_code shutdown_result = errc::canceled;  // Overwritten by shutdown.
-  bubble::Thread closer(bubble::system_runtime(), "closer",
-                        [&] { shutdown_result = pool.shutdown(); });
+  bubble::Thread closer(
+      "closer", [&] { shutdown_result = pool.shutdown(); }, bubble::system_runtime());
   // The queue is full, so until shutdown has begun try_submit says full; then closed. Nothing
   // is ever accepted.
   std::error_code ec;
@@ -154,7 +162,7 @@ TEST(PoolSmoke, ShutdownRefusesNewJobsAndDrainsQueuedOnes) {
 // A shutdown whose context has already ended cancels the pool: the running job's context ends,
 // queued jobs run with a context that is already done, and every outcome is reported.
 TEST(PoolSmoke, ShutdownPastItsDeadlineCancelsEveryJob) {
-  Pool pool(bubble::system_runtime(), {.workers = 1, .queue_capacity = 8});
+  Pool pool({.workers = 1, .queue_capacity = 8}, bubble::system_runtime());
   bubble::Notification started(bubble::system_runtime());
   std::atomic<int> canceled_outcomes{0};
   std::atomic<int> saw_done_at_start{0};
@@ -186,26 +194,30 @@ TEST(PoolSmoke, ShutdownPastItsDeadlineCancelsEveryJob) {
 
 // Concurrent shutdowns and submits: every call returns, exactly the accepted jobs run.
 TEST(PoolSmoke, ConcurrentShutdownsAndSubmitsLoseNothing) {
-  Pool pool(bubble::system_runtime(), {.workers = 2, .queue_capacity = 4});
+  Pool pool({.workers = 2, .queue_capacity = 4}, bubble::system_runtime());
   std::atomic<int> accepted{0};
   std::atomic<int> ran{0};
   {
     std::vector<bubble::Thread> threads;
     for (int s = 0; s < 3; ++s) {
-      threads.emplace_back(bubble::system_runtime(), "submitter", [&] {
-        for (int i = 0; i < 2000; ++i) {
-          const std::error_code ec = pool.submit(Context::background(), [&] { ran.fetch_add(1); });
-          if (ec) {
-            ASSERT_EQ(ec, errc::closed);
-            return;
-          }
-          accepted.fetch_add(1);
-        }
-      });
+      threads.emplace_back(
+          "submitter",
+          [&] {
+            for (int i = 0; i < 2000; ++i) {
+              const std::error_code ec =
+                  pool.submit(Context::background(), [&] { ran.fetch_add(1); });
+              if (ec) {
+                ASSERT_EQ(ec, errc::closed);
+                return;
+              }
+              accepted.fetch_add(1);
+            }
+          },
+          bubble::system_runtime());
     }
     for (int s = 0; s < 2; ++s) {
-      threads.emplace_back(bubble::system_runtime(), "closer",
-                           [&] { EXPECT_FALSE(pool.shutdown()); });
+      threads.emplace_back(
+          "closer", [&] { EXPECT_FALSE(pool.shutdown()); }, bubble::system_runtime());
     }
   }
   EXPECT_EQ(ran.load(), accepted.load());
@@ -214,7 +226,7 @@ TEST(PoolSmoke, ConcurrentShutdownsAndSubmitsLoseNothing) {
 
 // Exceptions derived from std::exception are caught and reported; the worker keeps serving.
 TEST(PoolSmoke, ThrowingJobsAreCountedAndTheWorkerKeepsServing) {
-  Pool pool(bubble::system_runtime(), {.workers = 1});
+  Pool pool({.workers = 1}, bubble::system_runtime());
   std::atomic<int> failures{0};
   for (int i = 0; i < 10; ++i) {
     ASSERT_FALSE(pool.submit(Context::background(), [] { throw std::runtime_error("boom"); },
@@ -235,15 +247,15 @@ TEST(PoolSmoke, ThrowingJobsAreCountedAndTheWorkerKeepsServing) {
 
 TEST(PoolSmoke, InvalidOptionsThrowNamingTheField) {
   try {
-    Pool pool(bubble::system_runtime(), {.workers = 0});
+    Pool pool({.workers = 0}, bubble::system_runtime());
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "bubble::Pool: options.workers must be >= 1, got 0");
   }
-  EXPECT_THROW(Pool(bubble::system_runtime(), {.queue_capacity = -3}), std::invalid_argument);
-  EXPECT_THROW(Pool(bubble::system_runtime(), {.max_running_per_tenant = -1}),
+  EXPECT_THROW(Pool({.queue_capacity = -3}, bubble::system_runtime()), std::invalid_argument);
+  EXPECT_THROW(Pool({.max_running_per_tenant = -1}, bubble::system_runtime()),
                std::invalid_argument);
-  Pool pool(bubble::system_runtime(), {});
+  Pool pool({}, bubble::system_runtime());
   EXPECT_THROW((void)pool.submit(Context::background(), bubble::Job{}), std::invalid_argument);
 }
 

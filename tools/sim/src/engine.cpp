@@ -86,13 +86,13 @@ class Engine final : public PoolMetricsSink {
     po.aging_step = cfg_.aging_step;
     po.max_queued_per_tenant = cfg_.tenant_queue;
     po.metrics_sink = this;
-    Pool pool(rt_, po);
+    Pool pool(po, rt_);
     pool_ = &pool;
     auto [run_ctx, cancel_run] = Context::with_cancel(Context::background());
     run_ctx_ = run_ctx;
     std::optional<ConcurrencyLimiter> concurrency;
     if (cfg_.concurrency_limit) {
-      concurrency.emplace(rt_, *cfg_.concurrency_limit);
+      concurrency.emplace(*cfg_.concurrency_limit, rt_);
       concurrency_ = &*concurrency;
     }
     std::optional<RateLimiter> rate;
@@ -105,12 +105,14 @@ class Engine final : public PoolMetricsSink {
     }
     {
       std::vector<Thread> threads;
-      threads.emplace_back(rt_, "sampler", [this] { sample(); });
+      threads.emplace_back(
+          "sampler", [this] { sample(); }, rt_);
       for (Stream& s : streams_) {
         if (s.id == kBatch) {
           spawn_batch(s);
         } else {
-          threads.emplace_back(rt_, "arrivals/" + s.tenant, [this, &s] { generate(s); });
+          threads.emplace_back(
+              "arrivals/" + s.tenant, [this, &s] { generate(s); }, rt_);
         }
       }
     }              // the generators and the sampler stop at the end of the run
@@ -278,7 +280,7 @@ class Engine final : public PoolMetricsSink {
 
   void spawn_batch(Stream& s) {
     clients_.add(1);
-    (void)rt_.spawn("batch", [this, &s] {
+    detach(rt_.spawn("batch", [this, &s] {
       rt_.sleep_until(t0_ + cfg_.batch->at);
       for (std::int64_t i = 0; i < cfg_.batch->count && rt_.now() < end_; ++i) {
         const TimePoint now = rt_.now();
@@ -292,7 +294,7 @@ class Engine final : public PoolMetricsSink {
         }
       }
       clients_.done();
-    });
+    }));
   }
 
   void note_in_flight() {
@@ -331,7 +333,7 @@ class Engine final : public PoolMetricsSink {
   void wait_for_room(Stream& s, TimePoint arrival) {
     note_in_flight();
     clients_.add(1);
-    (void)rt_.spawn("client", [this, &s, arrival] {
+    detach(rt_.spawn("client", [this, &s, arrival] {
       const Context ctx = client_context(run_ctx_);
       if (const std::error_code ec = pool_->submit(ctx, JobBody{&s}, options_for(s, arrival))) {
         --in_flight_;
@@ -342,7 +344,7 @@ class Engine final : public PoolMetricsSink {
         }
       }
       clients_.done();
-    });
+    }));
   }
 
   void sample() {

@@ -34,9 +34,10 @@ class PoolUnderTest {
   virtual PoolStats stats() const = 0;
 };
 
-// Builds a pool on `rt` (inside a bubble) with the given options.
+// Builds a pool with the given options on `rt` (inside a bubble); the runtime comes last, as in
+// Pool's constructor.
 using PoolFactory =
-    std::function<std::unique_ptr<PoolUnderTest>(Runtime& rt, const PoolOptions& options)>;
+    std::function<std::unique_ptr<PoolUnderTest>(const PoolOptions& options, Runtime& rt)>;
 
 // A named implementation for properties and their reports.
 struct PoolImplementation {
