@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "racy_counter.hpp"
+
 using namespace std::chrono_literals;
 
 namespace bubble::testing {
@@ -240,21 +242,7 @@ TEST(TestingExplore, ShardsTogetherRunEveryScheduleOnce) {
   for (std::uint64_t k = 0; k < n; ++k) EXPECT_EQ(ran[k], 1) << "schedule " << k;
 }
 
-// Two threads increment a shared counter with a read, a scheduling point, and a write: an update
-// is lost only if the other thread runs between them (a preemption).
-int racy_counter(Runtime& rt) {
-  int x = 0;
-  auto increment = [&rt, &x] {
-    const int read = x;
-    rt.schedule_point({"counter.read", 0, SourceLocation::current()});
-    x = read + 1;
-  };
-  std::unique_ptr<ThreadHandle> a = rt.spawn("a", increment);
-  std::unique_ptr<ThreadHandle> b = rt.spawn("b", increment);
-  a->join();
-  b->join();
-  return x;
-}
+using test_programs::racy_counter;  // The lost-update program (racy_counter.hpp).
 
 TEST(TestingExplore, FifoNeverPreemptsSoTheRaceIsInvisibleToAPlainRun) {
   ::testing::TestPartResultArray parts;

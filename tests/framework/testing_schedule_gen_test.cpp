@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "racy_counter.hpp"
+
 using namespace std::chrono_literals;
 
 namespace bubble {
@@ -124,21 +126,7 @@ RC_GTEST_PROP(TestingScheduleGen, ArbitrarySchedulesAreGeneratedSchedules, (cons
 
 // --- Shrinking a real race -------------------------------------------------------------------
 
-// Two threads increment a shared counter with a read, a scheduling point and a write. An update
-// is lost (the result is 1) only if the other thread runs between one thread's read and write.
-int racy_counter(Runtime& rt) {
-  int x = 0;
-  auto increment = [&rt, &x] {
-    const int read = x;
-    rt.schedule_point({"counter.read", 0, SourceLocation::current()});
-    x = read + 1;
-  };
-  std::unique_ptr<ThreadHandle> a = rt.spawn("a", increment);
-  std::unique_ptr<ThreadHandle> b = rt.spawn("b", increment);
-  a->join();
-  b->join();
-  return x;
-}
+using test_programs::racy_counter;  // The lost-update program (racy_counter.hpp).
 
 int counter_under(const Strategy& strategy) {
   Options options;
