@@ -22,7 +22,7 @@ SuiteResult run_exhibits_suite(const SuiteOptions& options, std::ostream& log) {
   const PoolImplementation closes = exhibit_pool(PoolFlaw::closes_before_draining);
   check_property(suite, "a pool that closes before draining loses accepted jobs", options, result,
                  log, [closes] {
-                   const PoolCase c = *pool_case(closes);
+                   const PoolCase c = testing::draw(pool_case(closes));
                    for (const StrategyValue& s : c.strategies) {
                      testing::run_property({.strategy = s.value}, pool_case_body(closes, c));
                    }
@@ -31,14 +31,14 @@ SuiteResult run_exhibits_suite(const SuiteOptions& options, std::ostream& log) {
   // producer's broadcast; one that reaches the wait after the broadcast misses it.
   check_property(suite, "a CondVar wait without a predicate loop misses its wake-up", options,
                  result, log, [] {
-                   const RaceCase c = *race_case();
+                   const RaceCase c = testing::draw(race_case());
                    testing::run_property({.strategy = c.strategy.value},
                                          lost_wakeup_body(false, c));
                  });
   // Property (fails): buyers that check for a ticket, then take it, without a lock, never sell
   // more tickets than there are.
   check_property(suite, "an unlocked check-then-act oversells", options, result, log, [] {
-    const RaceCase c = *race_case();
+    const RaceCase c = testing::draw(race_case());
     testing::run_property({.strategy = c.strategy.value}, check_then_act_body(false, c));
   });
   return result;

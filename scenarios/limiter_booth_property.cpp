@@ -1,6 +1,7 @@
 #include "limiter_booth_property.hpp"
 
 #include <bubble/errc.hpp>
+#include <bubble/testing/case.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -49,18 +50,18 @@ rc::Gen<BoothWorkload> booth_workload() {
 void check_booth_observations(const BoothWorkload& w, const BoothObservations& obs) {
   std::vector<const TakeRecord*> served;
   for (const TakeRecord& r : obs.takes) {
-    if (!r.finished) RC_FAIL("take never returned: " + describe(r));
+    if (!r.finished) BUBBLE_FAIL("take never returned: " + describe(r));
     if (!r.result) {
       served.push_back(&r);
     } else if (r.result != errc::limiter_stopped) {
-      RC_FAIL("undocumented result: " + describe(r));
+      BUBBLE_FAIL("undocumented result: " + describe(r));
     } else if (!obs.stopped_at) {
-      RC_FAIL("the booth was never stopped during the run: " + describe(r));
+      BUBBLE_FAIL("the booth was never stopped during the run: " + describe(r));
     } else if (r.returned != std::max(r.called, *obs.stopped_at)) {
-      RC_FAIL("stopped at " + format_duration(*obs.stopped_at) + ", but " + describe(r));
+      BUBBLE_FAIL("stopped at " + format_duration(*obs.stopped_at) + ", but " + describe(r));
     }
     if (obs.stopped_at && r.called > *obs.stopped_at && r.result != errc::limiter_stopped) {
-      RC_FAIL("stopped at " + format_duration(*obs.stopped_at) + ", but later " + describe(r));
+      BUBBLE_FAIL("stopped at " + format_duration(*obs.stopped_at) + ", but later " + describe(r));
     }
   }
   std::sort(served.begin(), served.end(),
@@ -73,14 +74,14 @@ void check_booth_observations(const BoothWorkload& w, const BoothObservations& o
     const Duration expected =
         i == 0 ? earliest : std::max(served[i - 1]->returned + obs.interval, earliest);
     if (served[i]->returned != expected) {
-      RC_FAIL("ticket " + std::to_string(i) + " (interval " + format_duration(obs.interval) +
-              ") came at " + format_duration(served[i]->returned) + ", expected " +
-              format_duration(expected) + ": " + describe(*served[i]) +
-              (i == 0 ? std::string() : "; previous: " + describe(*served[i - 1])));
+      BUBBLE_FAIL("ticket " + std::to_string(i) + " (interval " + format_duration(obs.interval) +
+                  ") came at " + format_duration(served[i]->returned) + ", expected " +
+                  format_duration(expected) + ": " + describe(*served[i]) +
+                  (i == 0 ? std::string() : "; previous: " + describe(*served[i - 1])));
     }
     if (served[i]->called != earliest) {
-      RC_FAIL("ticket " + std::to_string(i) + " went to " + describe(*served[i]) +
-              ", not to the earliest waiting taker (called " + format_duration(earliest) + ")");
+      BUBBLE_FAIL("ticket " + std::to_string(i) + " went to " + describe(*served[i]) +
+                  ", not to the earliest waiting taker (called " + format_duration(earliest) + ")");
     }
   }
   (void)w;

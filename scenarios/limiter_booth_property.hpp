@@ -111,7 +111,7 @@ RunResult run_booth_workload(const BoothWorkload& w, Options options, BoothObser
 // stop() wakes its waiting takers at that very instant. See check_booth_observations.
 template <class Booth>
 void ticket_booth_spaces_tickets_exactly() {
-  const BoothWorkload w = *booth_workload();
+  const BoothWorkload w = testing::draw(booth_workload());
   BoothObservations obs;
   (void)run_booth_workload<Booth>(w, {}, obs);
   check_booth_observations(w, obs);

@@ -4,6 +4,7 @@
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
+#include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
 #include <bubble/token_bucket.hpp>
@@ -194,8 +195,8 @@ std::string mismatch(std::size_t i, const BucketOp& op, std::int64_t t, const st
 }  // namespace
 
 void token_bucket_agrees_with_go() {
-  const BucketWorkload w = *bucket_workload();
-  const Schedule schedule = *bubble::gen::schedule();
+  const BucketWorkload w = testing::draw(bucket_workload());
+  const Schedule schedule = testing::draw(bubble::gen::schedule());
   testing::run_property(
       {.strategy = schedule.to_strategy(), .max_steps = kCaseSteps}, [&](Runtime& rt) {
         TokenBucket bucket(w.rate, w.burst, rt);
@@ -216,8 +217,8 @@ void token_bucket_agrees_with_go() {
               const bool want = model.reserve(t, op.n, 0).ok;
               const bool got = bucket.allow(op.n);
               if (got != want) {
-                RC_FAIL(mismatch(i, op, t, got ? "allowed" : "refused",
-                                 want ? "allows (it has the tokens)" : "refuses"));
+                BUBBLE_FAIL(mismatch(i, op, t, got ? "allowed" : "refused",
+                                     want ? "allows (it has the tokens)" : "refuses"));
               }
               if (got) grants.emplace(t, op.n);
               break;
@@ -228,9 +229,9 @@ void token_bucket_agrees_with_go() {
               const std::int64_t got_delay = got.ok() ? got.delay().count() : -1;
               const std::int64_t want_delay = want.ok ? want.time_to_act - t : -1;
               if (got.ok() != want.ok || got_delay != want_delay) {
-                RC_FAIL(mismatch(i, op, t,
-                                 got.ok() ? "granted with delay " + ns_text(got_delay) : "refused",
-                                 want.ok ? "grants with delay " + ns_text(want_delay) : "refuses"));
+                BUBBLE_FAIL(mismatch(
+                    i, op, t, got.ok() ? "granted with delay " + ns_text(got_delay) : "refused",
+                    want.ok ? "grants with delay " + ns_text(want_delay) : "refuses"));
               }
               if (got.ok()) grant_of[reservations.size()] = grants.emplace(want.time_to_act, op.n);
               reservations.push_back(std::move(got));
@@ -304,11 +305,12 @@ void token_bucket_agrees_with_go() {
               const std::error_code got_ec = bucket.wait(ctx, op.n);
               const std::int64_t got_return = now_ns();
               if (got_ec != want_ec || got_return != want_return) {
-                RC_FAIL(mismatch(i, op, t,
-                                 "returned " + (got_ec ? got_ec.message() : std::string("ok")) +
-                                     " at " + ns_text(got_return),
-                                 "returns " + (want_ec ? want_ec.message() : std::string("ok")) +
-                                     " at " + ns_text(want_return)));
+                BUBBLE_FAIL(mismatch(i, op, t,
+                                     "returned " + (got_ec ? got_ec.message() : std::string("ok")) +
+                                         " at " + ns_text(got_return),
+                                     "returns " +
+                                         (want_ec ? want_ec.message() : std::string("ok")) +
+                                         " at " + ns_text(want_return)));
               }
               if (held) grants.emplace(held->time_to_act, op.n);
               if (canceller) {
@@ -327,8 +329,8 @@ void token_bucket_agrees_with_go() {
           used += tokens;
           const double bound = w.burst + w.rate * (double(when) / 1e9);
           if (used > bound + 1e-6) {
-            RC_FAIL("the bucket granted " + std::to_string(used) + " tokens usable by " +
-                    ns_text(when) + ", more than burst + rate * t = " + std::to_string(bound));
+            BUBBLE_FAIL("the bucket granted " + std::to_string(used) + " tokens usable by " +
+                        ns_text(when) + ", more than burst + rate * t = " + std::to_string(bound));
           }
         }
       });

@@ -5,6 +5,7 @@
 #include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
+#include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
 
@@ -154,8 +155,8 @@ std::vector<Outcome> model(const ConcurrencyWorkload& w) {
 }  // namespace
 
 void concurrency_limiter_is_a_weighted_fifo() {
-  const ConcurrencyWorkload w = *concurrency_workload();
-  const Schedule schedule = *bubble::gen::schedule();
+  const ConcurrencyWorkload w = testing::draw(concurrency_workload());
+  const Schedule schedule = testing::draw(bubble::gen::schedule());
   const std::vector<Outcome> want = model(w);
   testing::run_property(
       {.strategy = schedule.to_strategy(),
@@ -187,7 +188,7 @@ void concurrency_limiter_is_a_weighted_fifo() {
                   got[i] = {!ec, rt.now() - start};
                   if (deadline) deadline->second();
                   if (ec) {
-                    RC_ASSERT(ec == errc::deadline_exceeded);
+                    BUBBLE_ASSERT(ec == errc::deadline_exceeded);
                     return;
                   }
                   in_flight += t.weight;
@@ -200,16 +201,16 @@ void concurrency_limiter_is_a_weighted_fifo() {
           }
         }
         if (most_in_flight > w.limit) {
-          RC_FAIL(std::to_string(most_in_flight) + " units in flight at once, limit " +
-                  std::to_string(w.limit));
+          BUBBLE_FAIL(std::to_string(most_in_flight) + " units in flight at once, limit " +
+                      std::to_string(w.limit));
         }
         for (std::size_t i = 0; i < w.takers.size(); ++i) {
           if (!(got[i] == want[i])) {
-            RC_FAIL("taker " + std::to_string(i) + " was " + text(got[i]) +
-                    "; a weighted FIFO semaphore: " + text(want[i]));
+            BUBBLE_FAIL("taker " + std::to_string(i) + " was " + text(got[i]) +
+                        "; a weighted FIFO semaphore: " + text(want[i]));
           }
         }
-        RC_ASSERT(limiter.in_flight() == 0);
+        BUBBLE_ASSERT(limiter.in_flight() == 0);
       });
 }
 

@@ -58,7 +58,7 @@ ExhibitHunt hunt(const std::string& name, rc::Gen<W> gen, Run run, Check check, 
   SuiteResult result;
   std::ostringstream log;
   check_property("limiter-exhibits", name, options, result, log, [=] {
-    const W w = *gen;
+    const W w = testing::draw(gen);
     ++state->calls;
     try {
       Obs obs;

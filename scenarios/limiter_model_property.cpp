@@ -6,6 +6,7 @@
 #include <bubble/errc.hpp>
 #include <bubble/pool.hpp>
 #include <bubble/rate_limiter.hpp>
+#include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
 
@@ -111,17 +112,17 @@ std::string result_text(const std::optional<std::error_code>& r) {
 // every submit's fate are the model's.
 void check_against(const LimiterModel& m, LimiterSut& sut, const std::string& after) {
   bubble::wait();
-  RC_ASSERT((sut.rt.now() - sut.start) == Duration(milliseconds(m.now_ms)));
+  BUBBLE_ASSERT((sut.rt.now() - sut.start) == Duration(milliseconds(m.now_ms)));
   if (sut.limiter.available() != m.tokens) {
-    RC_FAIL("after " + after + ": the limiter has " + std::to_string(sut.limiter.available()) +
-            " tokens, the model " + std::to_string(m.tokens));
+    BUBBLE_FAIL("after " + after + ": the limiter has " + std::to_string(sut.limiter.available()) +
+                " tokens, the model " + std::to_string(m.tokens));
   }
   for (std::size_t i = 0; i < m.submits.size(); ++i) {
     const std::optional<std::error_code> want =
         m.submits[i].waiting ? std::nullopt : std::optional<std::error_code>(m.submits[i].result);
     if (sut.submits[i]->result != want) {
-      RC_FAIL("after " + after + ": submit " + std::to_string(i) + " is " +
-              result_text(sut.submits[i]->result) + ", the model says " + result_text(want));
+      BUBBLE_FAIL("after " + after + ": submit " + std::to_string(i) + " is " +
+                  result_text(sut.submits[i]->result) + ", the model says " + result_text(want));
     }
   }
 }
@@ -218,7 +219,7 @@ struct Cancel : Command {
 struct Shutdown : Command {
   void apply(LimiterModel& m) const override { m.closed = true; }
   void run(const LimiterModel& m, LimiterSut& sut) const override {
-    RC_ASSERT(!sut.pool.shutdown(Context::background()));
+    BUBBLE_ASSERT(!sut.pool.shutdown(Context::background()));
     LimiterModel next = m;
     apply(next);
     check_against(next, sut, "pool shutdown");
@@ -244,9 +245,9 @@ struct Stop : Command {
 }  // namespace
 
 void rate_limiter_matches_its_model() {
-  const ModelLimiter params = *rc::gen::build<ModelLimiter>(
+  const ModelLimiter params = testing::draw(rc::gen::build<ModelLimiter>(
       rc::gen::set(&ModelLimiter::n, rc::gen::inRange(1, 4)),
-      rc::gen::set(&ModelLimiter::interval_ms, rc::gen::element(10, 20, 25)));
+      rc::gen::set(&ModelLimiter::interval_ms, rc::gen::element(10, 20, 25))));
   const int n = params.n;
   const int interval_ms = params.interval_ms;
   testing::run_property(
@@ -261,9 +262,10 @@ void rate_limiter_matches_its_model() {
         initial.n = n;
         initial.interval_ms = interval_ms;
         initial.tokens = n;
-        rc::state::check(initial, sut,
-                         rc::state::gen::execOneOfWithArgs<Submit, Submit, TrySubmit, Advance,
-                                                           Advance, Cancel, Shutdown, Stop>());
+        const auto commands = testing::draw(rc::state::gen::commands(
+            initial, rc::state::gen::execOneOfWithArgs<Submit, Submit, TrySubmit, Advance, Advance,
+                                                       Cancel, Shutdown, Stop>()));
+        rc::state::runAll(commands, initial, sut);
         limiter.stop();
         (void)pool.shutdown(Context::background());
         for (auto& slot : sut.submits) {
@@ -271,7 +273,7 @@ void rate_limiter_matches_its_model() {
         }
         int accepted = 0;
         for (auto& slot : sut.submits) accepted += (slot->result && !*slot->result) ? 1 : 0;
-        RC_ASSERT(sut.ran == accepted);
+        BUBBLE_ASSERT(sut.ran == accepted);
       });
 }
 

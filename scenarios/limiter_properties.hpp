@@ -20,7 +20,7 @@ namespace bubble::scenarios {
 // that instant. (See check_rate_observations for the conditions.)
 template <class Limiter>
 void rate_limiter_at_most_n_per_window() {
-  const RateWorkload w = *backpressure_workload();
+  const RateWorkload w = testing::draw(backpressure_workload());
   RateObservations obs;
   (void)run_rate_workload<Limiter>(w, {}, obs);
   check_rate_observations(w, obs, /*exact=*/false);
@@ -31,7 +31,7 @@ void rate_limiter_at_most_n_per_window() {
 // refusals (tenant_limit, closed) refunded, context deadlines, stop() and shutdown in play.
 template <class Limiter>
 void rate_limiter_exactly_n_while_backlogged() {
-  const RateWorkload w = *backlog_workload();
+  const RateWorkload w = testing::draw(backlog_workload());
   RateObservations obs;
   (void)run_rate_workload<Limiter>(w, {}, obs);
   check_rate_observations(w, obs, /*exact=*/true);

@@ -1,6 +1,7 @@
 #include "limiter_rate_workload.hpp"
 
 #include <bubble/errc.hpp>
+#include <bubble/testing/case.hpp>
 
 #include <algorithm>
 #include <set>
@@ -71,7 +72,7 @@ std::string describe(const CallRecord& r) {
 }
 
 void fail(const std::string& message) {
-  RC_FAIL(message);
+  BUBBLE_FAIL(message);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // observed, and the conditions every run must satisfy. Private to the scenarios library.
 #include <bubble/gen/schedule.hpp>
 #include <bubble/schedule.hpp>
+#include <bubble/testing/case.hpp>
 #include <bubble/time.hpp>
 
 #include <rapidcheck.h>
@@ -88,8 +89,8 @@ struct RateObservations {
   std::optional<Duration> shutdown_at;
 };
 
-// The conditions of the RateLimiter properties, as RC_ASSERT / RC_FAIL with a message naming the
-// calls involved:
+// The conditions of the RateLimiter properties, as BUBBLE_ASSERT / BUBBLE_FAIL with a message
+// naming the calls involved:
 // - at most n admissions per refill window: for every span of windows [a, b] of a limiter, the
 //   accepted calls made at or after the start of window a and returned before the end of window b
 //   are at most n * (b - a + 1) (a call spends its token between its start and its return);

@@ -2,6 +2,7 @@
 #include <bubble/errc.hpp>
 #include <bubble/scenarios/pool_model.hpp>
 #include <bubble/scenarios/show.hpp>
+#include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 
 #include <rapidcheck.h>
@@ -173,23 +174,23 @@ const char* to_string(ModelState s) {
 
 // After every command: the pool and the model agree on time, queue, workers and every outcome.
 void check_agreement(const PoolModel& m, PoolSut& sut) {
-  RC_ASSERT(sut.rt.now() - sut.start == m.now);
+  BUBBLE_ASSERT(sut.rt.now() - sut.start == m.now);
   const PoolStats st = sut.pool->stats();
-  RC_ASSERT(st.queue_depth == m.queue.size());
-  RC_ASSERT(st.busy_workers == static_cast<int>(m.running.size()));
+  BUBBLE_ASSERT(st.queue_depth == m.queue.size());
+  BUBBLE_ASSERT(st.busy_workers == static_cast<int>(m.running.size()));
   for (std::size_t id = 0; id < m.jobs.size(); ++id) {
     const ModelState expected = m.jobs[id].state;
     const bool ended = expected == ModelState::done || expected == ModelState::canceled;
     if (!ended) {
-      RC_ASSERT(!sut.outcomes[id].has_value());
+      BUBBLE_ASSERT(!sut.outcomes[id].has_value());
       continue;
     }
     if (!sut.outcomes[id])
-      RC_FAIL("job " + std::to_string(id) + " should have ended " + to_string(expected));
-    RC_ASSERT(sut.reports[id] == 1);
+      BUBBLE_FAIL("job " + std::to_string(id) + " should have ended " + to_string(expected));
+    BUBBLE_ASSERT(sut.reports[id] == 1);
     if (model_state(*sut.outcomes[id]) != expected) {
-      RC_FAIL("job " + std::to_string(id) + " ended " + to_string(*sut.outcomes[id]) +
-              ", the model says " + to_string(expected));
+      BUBBLE_FAIL("job " + std::to_string(id) + " ended " + to_string(*sut.outcomes[id]) +
+                  ", the model says " + to_string(expected));
     }
   }
 }
@@ -250,8 +251,8 @@ struct Submit : PoolCommand {
         max_wait, std::move(opts));
     bubble::wait();
     if (ec != expected) {
-      RC_FAIL(std::string(scenarios::to_string(kind)) + " returned '" + ec.message() +
-              "', the model says '" + expected.message() + "'");
+      BUBBLE_FAIL(std::string(scenarios::to_string(kind)) + " returned '" + ec.message() +
+                  "', the model says '" + expected.message() + "'");
     }
     if (expected) {
       sut.outcomes.pop_back();
@@ -326,8 +327,8 @@ struct Shutdown : PoolCommand {
     cancel();
     bubble::wait();
     if (ec != expected) {
-      RC_FAIL("shutdown returned '" + ec.message() + "', the model says '" + expected.message() +
-              "'");
+      BUBBLE_FAIL("shutdown returned '" + ec.message() + "', the model says '" +
+                  expected.message() + "'");
     }
     check_agreement(m, sut);
   }
@@ -341,8 +342,8 @@ struct Shutdown : PoolCommand {
 
 void check_pool_against_model(const PoolImplementation& impl) {
   PoolModel initial;
-  initial.workers = *rc::gen::inRange(1, 4);
-  initial.capacity = static_cast<std::size_t>(*rc::gen::inRange(1, 4));
+  initial.workers = testing::draw(rc::gen::inRange(1, 4));
+  initial.capacity = static_cast<std::size_t>(testing::draw(rc::gen::inRange(1, 4)));
   testing::run_property({}, [&](Runtime& rt) {
     PoolOptions options;
     options.workers = initial.workers;
@@ -350,9 +351,10 @@ void check_pool_against_model(const PoolImplementation& impl) {
     PoolSut sut{rt, rt.now(), {}, {}, {}, impl.make(options, rt)};
     for (int i = 0; i < kContexts; ++i)
       sut.contexts.push_back(Context::with_cancel(Context::background()));
-    rc::state::check(initial, sut,
-                     rc::state::gen::execOneOfWithArgs<Submit, Submit, Submit, CancelContext,
-                                                       Advance, Advance, Shutdown>());
+    const auto commands = testing::draw(rc::state::gen::commands(
+        initial, rc::state::gen::execOneOfWithArgs<Submit, Submit, Submit, CancelContext, Advance,
+                                                   Advance, Shutdown>()));
+    rc::state::runAll(commands, initial, sut);
     sut.pool.reset();
   });
 }

@@ -25,7 +25,7 @@ SuiteResult run_pool_suite(const SuiteOptions& options, std::ostream& log) {
   // start of shutdown, and the counters agree (pool_case_body lists the conditions).
   check_property(suite, "every accepted job ends exactly once; shutdown keeps its promises",
                  options, result, log, [impl, &coverage] {
-                   const PoolCase c = *pool_case(impl);
+                   const PoolCase c = testing::draw(pool_case(impl));
                    for (const StrategyValue& s : c.strategies) {
                      testing::run_property({.strategy = s.value},
                                            pool_case_body(impl, c, &coverage));

@@ -11,6 +11,7 @@
 #include <bubble/scenarios/property.hpp>
 #include <bubble/scenarios/suites.hpp>
 #include <bubble/scenarios/timing_exhibits.hpp>
+#include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
 #include <bubble/ticket_booth.hpp>
@@ -58,16 +59,16 @@ Duration ticker_booth_gap_after_stall(Runtime& rt, Duration interval, Duration s
 // tickets less than an interval apart (the bug is caught, every time), while TicketBooth, which
 // re-arms a Timer after each delivery, hands them out exactly one interval apart.
 void ticker_booth_bursts_after_a_stall(const Schedule& schedule) {
-  const auto interval = std::chrono::milliseconds(*rc::gen::inRange(1, 500));
-  const auto stall = interval + std::chrono::milliseconds(*rc::gen::inRange(1, 2000));
+  const auto interval = std::chrono::milliseconds(testing::draw(rc::gen::inRange(1, 500)));
+  const auto stall = interval + std::chrono::milliseconds(testing::draw(rc::gen::inRange(1, 2000)));
   testing::run_property({.strategy = schedule.to_strategy()}, [&](Runtime& rt) {
-    RC_ASSERT(ticker_booth_gap_after_stall(rt, interval, stall) < interval);
+    BUBBLE_ASSERT(ticker_booth_gap_after_stall(rt, interval, stall) < interval);
     TicketBooth booth(interval, 1, rt);
     rt.sleep_for(stall);
-    RC_ASSERT(!booth.take(Context::background()));
+    BUBBLE_ASSERT(!booth.take(Context::background()));
     const TimePoint first = rt.now();
-    RC_ASSERT(!booth.take(Context::background()));
-    RC_ASSERT(rt.now() - first == interval);
+    BUBBLE_ASSERT(!booth.take(Context::background()));
+    BUBBLE_ASSERT(rt.now() - first == interval);
   });
 }
 
@@ -104,7 +105,7 @@ CounterRun run_counter(const Options& options, int increments, bool lock) {
 // of the random strategy, and replaying the recorded schedule loses exactly the same updates; with
 // the Mutex held, no generated schedule loses an update.
 void lost_update_is_found_and_replayed(const Schedule& schedule) {
-  const int increments = *rc::gen::inRange(1, 6);
+  const int increments = testing::draw(rc::gen::inRange(1, 6));
   bool found = false;
   for (std::uint64_t seed = 1; seed <= 100 && !found; ++seed) {
     const CounterRun explored =
@@ -113,19 +114,19 @@ void lost_update_is_found_and_replayed(const Schedule& schedule) {
       found = true;
       Options replay;
       replay.replay = explored.schedule;
-      RC_ASSERT(run_counter(replay, increments, false).counter == explored.counter);
+      BUBBLE_ASSERT(run_counter(replay, increments, false).counter == explored.counter);
     }
   }
-  RC_ASSERT(found);
-  RC_ASSERT(run_counter({.strategy = schedule.to_strategy()}, increments, true).counter ==
-            2 * increments);
+  BUBBLE_ASSERT(found);
+  BUBBLE_ASSERT(run_counter({.strategy = schedule.to_strategy()}, increments, true).counter ==
+                2 * increments);
 }
 
 // Property (the nested-submit deadlock): when every worker of a pool submits a sub-job to the same
 // pool and waits for it, the bubble reports a deadlock that names the pool's workers and what they
 // wait on; with a separate pool for the sub-jobs, the same workload completes.
 void nested_submit_deadlock_is_reported(const Schedule& schedule) {
-  const int workers = *rc::gen::inRange(1, 4);
+  const int workers = testing::draw(rc::gen::inRange(1, 4));
   const int orders = workers + *rc::gen::inRange(0, 3);
   auto workload = [&](Runtime& rt, bool separate_pool) {
     Pool outer({.workers = workers, .queue_capacity = 64, .name = "orders"}, rt);
@@ -137,18 +138,18 @@ void nested_submit_deadlock_is_reported(const Schedule& schedule) {
     // under every interleaving (at least as many orders as workers: all workers end up waiting).
     Notification all_queued(rt);
     for (int i = 0; i < orders; ++i) {
-      RC_ASSERT(!outer.submit(Context::background(), [&](const Context& ctx) {
+      BUBBLE_ASSERT(!outer.submit(Context::background(), [&](const Context& ctx) {
         all_queued.wait();
         Notification charged(rt);
-        RC_ASSERT(!sub_pool.submit(ctx, [&](const Context&) { charged.notify(); }));
+        BUBBLE_ASSERT(!sub_pool.submit(ctx, [&](const Context&) { charged.notify(); }));
         charged.wait();
         orders_done.done();
       }));
     }
     all_queued.notify();
     orders_done.wait();
-    RC_ASSERT(!outer.shutdown(Context::background()));
-    RC_ASSERT(!payments.shutdown(Context::background()));
+    BUBBLE_ASSERT(!outer.shutdown(Context::background()));
+    BUBBLE_ASSERT(!payments.shutdown(Context::background()));
   };
   bool deadlocked = false;
   try {
@@ -156,10 +157,10 @@ void nested_submit_deadlock_is_reported(const Schedule& schedule) {
   } catch (const DeadlockError& e) {
     deadlocked = true;
     const std::string report = e.what();
-    RC_ASSERT(report.find("orders/worker") != std::string::npos);
-    RC_ASSERT(report.find("Notification") != std::string::npos);
+    BUBBLE_ASSERT(report.find("orders/worker") != std::string::npos);
+    BUBBLE_ASSERT(report.find("Notification") != std::string::npos);
   }
-  RC_ASSERT(deadlocked);
+  BUBBLE_ASSERT(deadlocked);
   testing::run_property({.strategy = schedule.to_strategy()},
                         [&](Runtime& rt) { workload(rt, true); });
 }
@@ -168,24 +169,28 @@ SuiteResult run_timing_bugs_suite(const SuiteOptions& options, std::ostream& log
   SuiteResult result;
   const std::string suite = "timing-bugs";
   check_property(suite, "a Ticker-based booth bursts after a stall; TicketBooth does not", options,
-                 result, log, [](const Schedule& s) { ticker_booth_bursts_after_a_stall(s); });
-  check_property(suite, "a lost update is found by exploration and replays exactly", options,
-                 result, log, [](const Schedule& s) { lost_update_is_found_and_replayed(s); });
-  check_property(suite, "a nested submit into the same pool is reported as a deadlock", options,
-                 result, log, [](const Schedule& s) { nested_submit_deadlock_is_reported(s); });
+                 result, log, [] {
+                   ticker_booth_bursts_after_a_stall(testing::draw(rc::gen::arbitrary<Schedule>()));
+                 });
+  check_property(
+      suite, "a lost update is found by exploration and replays exactly", options, result, log,
+      [] { lost_update_is_found_and_replayed(testing::draw(rc::gen::arbitrary<Schedule>())); });
+  check_property(
+      suite, "a nested submit into the same pool is reported as a deadlock", options, result, log,
+      [] { nested_submit_deadlock_is_reported(testing::draw(rc::gen::arbitrary<Schedule>())); });
   // Property: consumers that wait on a CondVar in a predicate loop never miss the producer's
   // broadcast, whatever the number of consumers, the producer's delay and the schedule (the
   // unconditional wait, the exhibit, deadlocks: tests/scenarios).
   check_property(suite, "a CondVar wait in a predicate loop never misses its wake-up", options,
                  result, log, [] {
-                   const RaceCase c = *race_case();
+                   const RaceCase c = testing::draw(race_case());
                    testing::run_property({.strategy = c.strategy.value}, lost_wakeup_body(true, c));
                  });
   // Property: buyers that check for a ticket and take it under one Mutex never sell more tickets
   // than there are (the unlocked check-then-act, the exhibit, oversells: tests/scenarios).
   check_property(
       suite, "a check-then-act under one lock never oversells", options, result, log, [] {
-        const RaceCase c = *race_case();
+        const RaceCase c = testing::draw(race_case());
         testing::run_property({.strategy = c.strategy.value}, check_then_act_body(true, c));
       });
   return result;

@@ -1,8 +1,11 @@
 // Tests of the RapidCheck glue: bubble::gen::schedule() (generated `choices` schedules that
 // shrink towards fewer preemptions) and bubble::testing::run_property (a bubble run inside a
-// property, whose failures become failures of the property's case).
+// property, whose failures become failures of the property's case), checked by
+// bubble::testing::check and by RapidCheck's own runners.
 #include <bubble/bubble.hpp>
 #include <bubble/gen/schedule.hpp>
+#include <bubble/testing/case.hpp>
+#include <bubble/testing/check.hpp>
 #include <bubble/testing/property.hpp>
 
 #include <gtest/gtest.h>
@@ -17,6 +20,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "racy_counter.hpp"
 
 using namespace std::chrono_literals;
 
@@ -121,21 +126,7 @@ RC_GTEST_PROP(TestingScheduleGen, ArbitrarySchedulesAreGeneratedSchedules, (cons
 
 // --- Shrinking a real race -------------------------------------------------------------------
 
-// Two threads increment a shared counter with a read, a scheduling point and a write. An update
-// is lost (the result is 1) only if the other thread runs between one thread's read and write.
-int racy_counter(Runtime& rt) {
-  int x = 0;
-  auto increment = [&rt, &x] {
-    const int read = x;
-    rt.schedule_point({"counter.read", 0, SourceLocation::current()});
-    x = read + 1;
-  };
-  std::unique_ptr<ThreadHandle> a = rt.spawn("a", increment);
-  std::unique_ptr<ThreadHandle> b = rt.spawn("b", increment);
-  a->join();
-  b->join();
-  return x;
-}
+using test_programs::racy_counter;  // The lost-update program (racy_counter.hpp).
 
 int counter_under(const Strategy& strategy) {
   Options options;
@@ -146,28 +137,27 @@ int counter_under(const Strategy& strategy) {
 }
 
 struct Search {
-  rc::detail::TestResult result{rc::detail::Error("not run")};
-  std::optional<Schedule> last_failing;  // The last failing case RapidCheck ran: the minimal one.
+  testing::CheckResult result;
+  std::optional<Schedule> last_failing;  // The last failing case the check ran: the minimal one.
   int failures = 0;
 };
 
-// Checks "the counter ends at 2" over generated schedules with a fixed RapidCheck seed.
+// Checks "the counter ends at 2" over generated schedules with a fixed seed.
 Search search_for_the_race(std::uint64_t seed) {
   Search search;
-  rc::detail::TestParams params;
+  testing::CheckParams params;
   params.seed = seed;
-  params.maxSuccess = 300;
-  params.maxSize = 100;
-  search.result = rc::detail::checkTestable(
+  params.cases = 300;
+  search.result = testing::check(
       [&search] {
-        const Schedule schedule = *gen::schedule();
+        const Schedule schedule = testing::draw(gen::schedule());
         int x = 0;
         Options options;
         options.strategy = schedule.to_strategy();
         try {
           (void)testing::run_property(options, [&x](Runtime& rt) {
             x = racy_counter(rt);
-            RC_ASSERT(x == 2);
+            BUBBLE_ASSERT(x == 2);
           });
         } catch (...) {
           search.last_failing = schedule;
@@ -175,19 +165,18 @@ Search search_for_the_race(std::uint64_t seed) {
           throw;
         }
       },
-      rc::detail::TestMetadata{}, params);
+      params);
   return search;
 }
 
 TEST(TestingScheduleGen, ShrinksALostUpdateToASmallReplayableSchedule) {
   for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
     const Search search = search_for_the_race(seed);
-    ASSERT_TRUE(search.result.template is<rc::detail::FailureResult>())
-        << "RapidCheck seed " << seed << ": no generated schedule found the lost update";
+    ASSERT_EQ(search.result.verdict, testing::CheckResult::Verdict::failed)
+        << "seed " << seed << ": no generated schedule found the lost update";
     ASSERT_TRUE(search.last_failing.has_value());
     const Schedule& minimal = *search.last_failing;
-    const rc::detail::FailureResult failure =
-        search.result.template get<rc::detail::FailureResult>();
+    const testing::CheckResult& failure = search.result;
 
     // Small: one preemption (between a read and its write), within the first few decisions
     // (spawn a, spawn b, the root's join, a's read), each pick 0 or 1.
@@ -196,10 +185,10 @@ TEST(TestingScheduleGen, ShrinksALostUpdateToASmallReplayableSchedule) {
     for (std::uint32_t p : minimal.picks) EXPECT_LE(p, 1u) << rc::toString(minimal);
     EXPECT_GT(search.failures, 1) << "nothing was shrunk";
 
-    // RapidCheck printed that schedule as the counterexample, and the failure ends with the line
-    // that replays the bubble run.
+    // The counterexample shows that schedule, and the failure ends with the line that replays
+    // the bubble run.
     bool shown = false;
-    for (const auto& [type, value] : failure.counterExample) {
+    for (const std::string& value : failure.counterexample) {
       shown = shown || contains(value, rc::toString(minimal));
     }
     EXPECT_TRUE(shown) << "counterexample does not show " << rc::toString(minimal);
@@ -223,29 +212,29 @@ TEST(TestingScheduleGen, ShrinksALostUpdateToASmallReplayableSchedule) {
 // If a failure needs no preemption at all, the schedule shrinks to the empty (fifo) schedule.
 TEST(TestingScheduleGen, AFailureThatNeedsNoPreemptionShrinksToTheEmptySchedule) {
   std::optional<Schedule> last_failing;
-  rc::detail::TestParams params;
+  testing::CheckParams params;
   params.seed = 7;
-  const rc::detail::TestResult result = rc::detail::checkTestable(
+  const testing::CheckResult result = testing::check(
       [&last_failing] {
-        const Schedule schedule = *gen::schedule();
+        const Schedule schedule = testing::draw(gen::schedule());
         last_failing = schedule;
-        RC_FAIL("always fails");
+        BUBBLE_FAIL("always fails");
       },
-      rc::detail::TestMetadata{}, params);
-  ASSERT_TRUE(result.template is<rc::detail::FailureResult>());
+      params);
+  ASSERT_EQ(result.verdict, testing::CheckResult::Verdict::failed);
   ASSERT_TRUE(last_failing.has_value());
   EXPECT_TRUE(last_failing->picks.empty()) << rc::toString(*last_failing);
 }
 
 // --- run_property ------------------------------------------------------------------------------
 
-// Runs `root` through run_property and returns the RapidCheck case result it threw, if any.
-std::optional<rc::detail::CaseResult> case_result_of(const Options& options,
-                                                     std::function<void(Runtime&)> root) {
+// Runs `root` through run_property and returns the message of the case failure it threw, if any.
+std::optional<std::string> case_failure_of(const Options& options,
+                                           std::function<void(Runtime&)> root) {
   try {
     (void)testing::run_property(options, std::move(root));
-  } catch (const rc::detail::CaseResult& r) {
-    return r;
+  } catch (const testing::CaseFailure& f) {
+    return std::string(f.what());
   }
   return std::nullopt;
 }
@@ -255,48 +244,58 @@ TEST(TestingRunProperty, ASuccessfulRunReturnsItsResult) {
   EXPECT_EQ(r.elapsed, 3s);
 }
 
-TEST(TestingRunProperty, AnRcAssertInABubbleThreadFailsTheCaseWithTheReplayLine) {
+TEST(TestingRunProperty, ABubbleAssertInABubbleThreadFailsTheCaseWithTheReplayLine) {
   Options options;
   options.strategy = Strategy::random(9);
-  const auto r = case_result_of(options, [](Runtime& rt) {
-    std::unique_ptr<ThreadHandle> t = rt.spawn("checker", [] { RC_ASSERT(1 + 1 == 3); });
+  const auto r = case_failure_of(options, [](Runtime& rt) {
+    std::unique_ptr<ThreadHandle> t = rt.spawn("checker", [] { BUBBLE_ASSERT(1 + 1 == 3); });
     t->join();
   });
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->type, rc::detail::CaseResult::Type::Failure);
-  EXPECT_TRUE(contains(r->description, "1 + 1 == 3")) << r->description;
-  EXPECT_TRUE(contains(r->description, testing::kCaseScheduleLabel + "random:9")) << r->description;
+  EXPECT_TRUE(contains(*r, "BUBBLE_ASSERT(1 + 1 == 3)")) << *r;
+  EXPECT_TRUE(contains(*r, "\"checker\"")) << *r;
+  EXPECT_TRUE(contains(*r, testing::kCaseScheduleLabel + "random:9")) << *r;
 }
 
 TEST(TestingRunProperty, ADeadlockFailsTheCaseWithTheReplayLine) {
   Options options;
   options.strategy = Strategy::choices({1, 0, 1});
-  const auto r = case_result_of(options, [](Runtime& rt) {
+  const auto r = case_failure_of(options, [](Runtime& rt) {
     Waiter w;
     rt.prepare(w);
     (void)rt.park(w, kNoDeadline, {"never", 3, SourceLocation::current()});
   });
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->type, rc::detail::CaseResult::Type::Failure);
-  EXPECT_TRUE(contains(r->description, "deadlock")) << r->description;
-  EXPECT_TRUE(contains(r->description, testing::kCaseScheduleLabel)) << r->description;
+  EXPECT_TRUE(contains(*r, "deadlock")) << *r;
+  EXPECT_TRUE(contains(*r, testing::kCaseScheduleLabel)) << *r;
 }
 
 TEST(TestingRunProperty, AGoogleTestFailureFailsTheCaseNotTheTest) {
   Options options;
   options.strategy = Strategy::random(4);
-  const auto r = case_result_of(options, [](Runtime&) { EXPECT_EQ(2 + 2, 5) << "arithmetic"; });
+  const auto r = case_failure_of(options, [](Runtime&) { EXPECT_EQ(2 + 2, 5) << "arithmetic"; });
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->type, rc::detail::CaseResult::Type::Failure);
-  EXPECT_TRUE(contains(r->description, "arithmetic")) << r->description;
-  EXPECT_TRUE(contains(r->description, testing::kCaseScheduleLabel + "random:4")) << r->description;
+  EXPECT_TRUE(contains(*r, "arithmetic")) << *r;
+  EXPECT_TRUE(contains(*r, testing::kCaseScheduleLabel + "random:4")) << *r;
   EXPECT_FALSE(::testing::Test::HasNonfatalFailure());
 }
 
-TEST(TestingRunProperty, DiscardsAndBadOptionsPassThroughUnchanged) {
-  const auto r = case_result_of({}, [](Runtime&) { RC_PRE(false); });
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->type, rc::detail::CaseResult::Type::Discard);
+// Exceptions that are not std::exceptions (RapidCheck's RC_ASSERT, RC_PRE, RC_SUCCEED among them)
+// go on unchanged, so that RapidCheck's runners keep their meaning; the run is recorded as failed.
+TEST(TestingRunProperty, OtherExceptionsAndBadOptionsPassThroughUnchanged) {
+  testing::FailedRunRecorder recorder;
+  Options options;
+  options.strategy = Strategy::random(6);
+  EXPECT_THROW((void)testing::run_property(options, [](Runtime&) { throw 42; }), int);
+  const std::optional<testing::FailedRun> run = recorder.take();
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->strategy, Strategy::random(6));
+
+  // RC_SUCCEED in the bubble ends RapidCheck's case as a success, as it would outside one.
+  EXPECT_TRUE(rc::check("RC_SUCCEED in a bubble passes through run_property", [] {
+    (void)testing::run_property({}, [](Runtime&) { RC_SUCCEED("done"); });
+    BUBBLE_FAIL("RC_SUCCEED did not end the case");
+  }));
 
   Options bad;
   bad.stack_size = 0;
@@ -348,35 +347,35 @@ BUBBLE_PROP(TestingBubbleProp, InputsAreDrawnInsideTheBubble) {
 
 TEST(TestingBubbleProp, GeneratedScheduleFindsAndShrinksTheLostUpdate) {
   std::optional<Schedule> last_failing;
-  rc::detail::TestParams params;
+  testing::CheckParams params;
   params.seed = 11;
-  params.maxSuccess = 300;
-  const rc::detail::TestResult result = rc::detail::checkTestable(
+  params.cases = 300;
+  const testing::CheckResult result = testing::check(
       [&last_failing] {
         // What BUBBLE_PROP's test body does, with the failing schedule remembered.
         Options options;
         try {
           (void)testing::run_with_generated_schedule(
-              [](Runtime& rt) { RC_ASSERT(racy_counter(rt) == 2); }, options);
-        } catch (const rc::detail::CaseResult& r) {
+              [](Runtime& rt) { BUBBLE_ASSERT(racy_counter(rt) == 2); }, options);
+        } catch (const testing::CaseFailure& f) {
+          const std::string description = f.what();
           const std::string prefix = testing::kCaseScheduleLabel;
-          const std::size_t at = r.description.rfind(prefix);
+          const std::size_t at = description.rfind(prefix);
           if (at != std::string::npos) {
             last_failing = Schedule::parse(
-                r.description.substr(at + prefix.size() + std::string("choices:").size()));
+                description.substr(at + prefix.size() + std::string("choices:").size()));
           }
           throw;
         }
       },
-      rc::detail::TestMetadata{}, params);
-  ASSERT_TRUE(result.template is<rc::detail::FailureResult>());
+      params);
+  ASSERT_EQ(result.verdict, testing::CheckResult::Verdict::failed);
   ASSERT_TRUE(last_failing.has_value());
   EXPECT_EQ(gen::preemptions(*last_failing), 1u) << rc::toString(*last_failing);
   EXPECT_LE(last_failing->picks.size(), 4u) << rc::toString(*last_failing);
   EXPECT_EQ(counter_under(last_failing->to_strategy()), 1);
-  const auto& failure = result.template get<rc::detail::FailureResult>();
   bool shown = false;
-  for (const auto& [type, value] : failure.counterExample) {
+  for (const std::string& value : result.counterexample) {
     shown = shown || contains(value, rc::toString(*last_failing));
   }
   EXPECT_TRUE(shown);

@@ -140,7 +140,7 @@ TEST(PoolExhibits, AFailingPropertyReportIsReadableAndSaysHowToReproduceTheCase)
   SuiteResult result;
   std::ostringstream log;
   check_property("exhibits", "closes before draining", options, result, log, [impl] {
-    const PoolCase c = *pool_case(impl);
+    const PoolCase c = testing::draw(pool_case(impl));
     for (const StrategyValue& s : c.strategies) {
       testing::run_property({.strategy = s.value}, pool_case_body(impl, c));
     }
@@ -161,8 +161,23 @@ TEST(PoolExhibits, AFailingPropertyReportIsReadableAndSaysHowToReproduceTheCase)
   EXPECT_NE(result.failures[0].find("`bubble run exhibits --seed 5 --cases 300`"),
             std::string::npos)
       << result.failures[0];
-  EXPECT_NE(result.failures[0].find("RC_PARAMS=\"reproduce=...\""), std::string::npos)
+  EXPECT_NE(result.failures[0].find("`bubble replay` on its failure file"), std::string::npos)
       << result.failures[0];
+  // The reproduce string replays the shrunk case alone, to the same message.
+  ASSERT_EQ(result.failed.size(), 1U);
+  SuiteOptions again = options;
+  again.replay = CaseReplay{"closes before draining", result.failed[0].reproduce};
+  SuiteResult replayed;
+  std::ostringstream replay_log;
+  check_property("exhibits", "closes before draining", again, replayed, replay_log, [impl] {
+    const PoolCase c = testing::draw(pool_case(impl));
+    for (const StrategyValue& s : c.strategies) {
+      testing::run_property({.strategy = s.value}, pool_case_body(impl, c));
+    }
+  });
+  ASSERT_EQ(replayed.failed.size(), 1U) << replay_log.str();
+  EXPECT_EQ(replayed.failed[0].message, result.failed[0].message);
+  EXPECT_EQ(replayed.failed[0].schedule, result.failed[0].schedule);
 }
 
 }  // namespace

@@ -69,10 +69,7 @@ int replay_property(const ReplayArgs& args, const FailureFile& file) {
   options.seed = recorded.seed;
   options.replay = scenarios::CaseReplay{recorded.property, recorded.reproduce};
   options.trace = !args.trace_text.empty() || !args.trace_chrome.empty();
-  if (std::getenv("RC_PARAMS") == nullptr) {
-    ::setenv("RC_PARAMS", fmt::format("seed={}", options.seed).c_str(), 0);
-  }
-  std::ostringstream log;  // RapidCheck's report counts this process's tries; the message is kept.
+  std::ostringstream log;  // The report counts this process's tries; the message is kept.
   scenarios::SuiteResult result;
   try {
     result = suite->run(options, log);

@@ -95,10 +95,11 @@ std::string describe_exception(std::exception_ptr e) {
     std::rethrow_exception(std::move(e));
   } catch (const std::exception& x) {
     return x.what();
-  } catch (const rc::detail::CaseResult& r) {
-    return "a RapidCheck assertion failed: " + r.description;
   } catch (...) {
-    return "an exception of an unknown type escaped";
+    // RapidCheck's RC_ASSERT and RC_FAIL throw a type RapidCheck does not publish.
+    return "an exception of an unknown type escaped (a RapidCheck assertion, RC_ASSERT or "
+           "RC_FAIL, outside a RapidCheck property? BUBBLE_TEST reads EXPECT_* and ASSERT_*, "
+           "and BUBBLE_ASSERT)";
   }
 }
 

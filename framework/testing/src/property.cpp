@@ -1,3 +1,4 @@
+#include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 
 #include <gtest/gtest-spi.h>
@@ -36,8 +37,10 @@ std::string case_failure_message(const RunFailure& e) {
   return message + "\n" + case_schedule_line(case_strategy(e));
 }
 
-[[noreturn]] void fail_case(std::string message) {
-  throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure, std::move(message));
+// Fails the case with a CaseFailure: a std::exception, so that RapidCheck's runners and
+// bubble::testing::check both report it with its message.
+[[noreturn]] void fail_run_case(std::string message) {
+  throw CaseFailure(std::move(message));
 }
 
 thread_local FailedRunRecorder* innermost_recorder = nullptr;
@@ -91,13 +94,15 @@ RunResult run_property(const Options& given, std::function<void(Runtime&)> root)
         }
         recorder->record(std::move(run));
       }
-    } catch (const rc::detail::CaseResult& r) {
-      if (r.type != rc::detail::CaseResult::Type::Failure) throw;
-      failure = r.description + "\n" + replay_line_for(options);
+    } catch (...) {
+      // Not a std::exception (those escape a bubble thread as a RunFailure): RapidCheck's own
+      // RC_ASSERT, RC_FAIL, RC_PRE or RC_SUCCEED, whose type RapidCheck does not publish. It
+      // goes on unchanged, for RapidCheck to read; a failure among them failed this run.
       if (recorder != nullptr) {
         recorder->record(
             {options.replay ? options.replay->to_strategy() : options.strategy, false, {}, {}});
       }
+      throw;
     }
   }
   std::string gtest_failures;
@@ -109,18 +114,18 @@ RunResult run_property(const Options& given, std::function<void(Runtime&)> root)
   }
   if (failure) {
     if (!gtest_failures.empty()) *failure = gtest_failures + *failure;
-    fail_case(std::move(*failure));
+    fail_run_case(std::move(*failure));
   }
   if (!gtest_failures.empty()) {
-    fail_case("GoogleTest assertions failed in the bubble:\n" + gtest_failures +
-              replay_line_for(options));
+    fail_run_case("GoogleTest assertions failed in the bubble:\n" + gtest_failures +
+                  replay_line_for(options));
   }
   return std::move(*result);
 }
 
 RunResult run_with_generated_schedule(std::function<void(Runtime&)> root, Options options,
                                       gen::ScheduleShape shape) {
-  const Schedule schedule = *gen::schedule(shape);
+  const Schedule schedule = draw(gen::schedule(shape));
   options.replay.reset();
   options.strategy = schedule.to_strategy();
   return run_property(options, std::move(root));

@@ -11,28 +11,32 @@
 #include <bubble/bubble.hpp>
 #include <bubble/gen/schedule.hpp>
 #include <bubble/runtime.hpp>
+#include <bubble/testing/case.hpp>
 
 // Running a bubble inside a RapidCheck property.
 namespace bubble::testing {
 
-// Runs `root` as the root thread of a new bubble (bubble::run(options, root)) from a RapidCheck
-// property, and turns a failing run into a failure of the property's current case, so that
-// RapidCheck shrinks it and prints the counterexample:
+// Runs `root` as the root thread of a new bubble (bubble::run(options, root)) from a property (a
+// RapidCheck property, or one checked by bubble::testing::check), and turns a failing run into a
+// failure of the property's current case, so that the case shrinks and its counterexample is
+// printed:
 //   - a bubble::RunFailure (deadlock, exhausted budget, an exception derived from std::exception
-//     escaping a bubble thread) fails the case with the failure's message, whose last line, the
-//     bubble's "replay: BUBBLE_STRATEGY=..." line, is replaced by the case schedule line below;
-//   - a RapidCheck failure (RC_ASSERT, RC_FAIL, ...) in any bubble thread fails the case with its
-//     own message followed by the case schedule line; RC_PRE/RC_DISCARD and RC_SUCCEED keep their
-//     meaning;
+//     escaping a bubble thread, BUBBLE_ASSERT's CaseFailure among them) fails the case with a
+//     CaseFailure whose message is the failure's, with its last line, the bubble's
+//     "replay: BUBBLE_STRATEGY=..." line, replaced by the case schedule line below;
 //   - a GoogleTest failure (EXPECT_*, ASSERT_*) on a bubble thread during the run is held back
-//     and fails the case instead of the test directly, with its message and the case schedule
-//     line.
+//     and fails the case (a CaseFailure) instead of the test directly, with its message and the
+//     case schedule line;
+//   - an exception that is not a std::exception (RapidCheck's RC_ASSERT, RC_FAIL, RC_PRE,
+//     RC_SUCCEED in any bubble thread) goes on unchanged, so that RapidCheck's runners keep its
+//     meaning; its message then carries no case schedule line (the FailedRunRecorder has it).
+// A CaseFailure is a std::runtime_error: RapidCheck reports it as a failure with its message.
 // The case schedule line is kCaseScheduleLabel followed by the strategy that replays the bubble
 // run (a seeded strategy itself, a choices strategy as the picks recorded up to the failure).
-// Inside a RapidCheck case that strategy alone reproduces nothing: the case's generated inputs
-// come from RapidCheck, so the whole case is reproduced by RapidCheck's reproduce string
-// (RC_PARAMS="reproduce=...", printed when the program ends) or by rerunning with the same
-// RapidCheck seed; the strategy replays the run only inside that case (Options::strategy).
+// Inside a case that strategy alone reproduces nothing: the case's generated inputs come from
+// the property's generators, so the whole case is reproduced by its reproduce string (check()'s
+// CheckResult::reproduce, or RapidCheck's RC_PARAMS="reproduce=...") or by rerunning with the
+// same seed; the strategy replays the run only inside that case (Options::strategy).
 // A run without Options::name is named "bubble", so that its messages do not depend on how many
 // bubbles the process ran before: a case replayed in a fresh process reports the same text.
 // Other exceptions (bad options: std::invalid_argument; called inside a bubble: std::logic_error)
@@ -47,7 +51,8 @@ struct FailedRun {
   // The strategy of the case schedule line (replays the run only inside its case).
   Strategy strategy;
   // True when the recorder traces and the run ended with a bubble::RunFailure, which carries
-  // the trace (a RapidCheck assertion ends a run with an exception that carries none).
+  // the trace (an exception that is not a std::exception, such as RapidCheck's RC_ASSERT, ends
+  // a run with none).
   bool traced = false;
   // The run's trace as Trace::text() and Trace::chrome_json() (empty unless `traced`).
   std::string trace_text;
@@ -55,8 +60,9 @@ struct FailedRun {
 };
 
 // While alive, records the failed runs of run_property on the thread that created it (the last
-// one only). With `trace`, run_property records a trace of every run (Options::trace), so that a
-// failed run's trace is kept. Recorders nest: the innermost one records. Not copyable.
+// one only; a run ended by an exception that is not a std::exception counts as failed). With
+// `trace`, run_property records a trace of every run (Options::trace), so that a failed run's trace
+// is kept. Recorders nest: the innermost one records. Not copyable.
 class FailedRunRecorder {
  public:
   explicit FailedRunRecorder(bool trace = false);
@@ -81,7 +87,7 @@ class FailedRunRecorder {
 // The label of the case schedule line of run_property's failures.
 inline const std::string kCaseScheduleLabel =
     "bubble schedule of this case (replays the run only with the generated values above; "
-    "reproduce the case with RapidCheck's reproduce string): BUBBLE_STRATEGY=";
+    "reproduce the whole case with its reproduce string): BUBBLE_STRATEGY=";
 
 // Draws a schedule from bubble::gen::schedule(shape) (`*gen`, so it is part of the case: shown
 // in the counterexample and shrunk), then calls run_property with `options` whose strategy is
@@ -95,9 +101,10 @@ RunResult run_with_generated_schedule(std::function<void(Runtime&)> root, Option
 // (RC_GTEST_PROP) whose body runs as the root thread of a bubble under a generated schedule
 // (run_with_generated_schedule). The body draws its own inputs with `*rc::gen::...` (that works
 // on any bubble thread), uses bubble::current_runtime(), and states the property with RC_ASSERT
-// (in any bubble thread). A failure shrinks both the inputs and the schedule; the counterexample
-// shows the schedule as "choices:0,0,1 (1 preemption)" and the message ends with the case
-// schedule line (see run_property); RapidCheck's reproduce string reproduces the case.
+// or BUBBLE_ASSERT (in any bubble thread). A failure shrinks both the inputs and the schedule;
+// the counterexample shows the schedule as "choices:0,0,1 (1 preemption)"; with BUBBLE_ASSERT
+// the message ends with the case schedule line (see run_property); RapidCheck's reproduce string
+// reproduces the case.
 //
 //   // Property: concurrent increments under a Mutex are never lost.
 //   BUBBLE_PROP(Counter, NoLostUpdates) {
