@@ -41,6 +41,32 @@ inline std::uint64_t read_tsc_ordered() noexcept {
 #endif
 }
 
+// A counter value and a steady_clock reading (ns) taken at the same moment.
+struct Sample {
+  std::uint64_t tsc;
+  std::int64_t ns;
+};
+
+// The steady_clock read bracketed by two ordered counter reads, eight times, keeping the
+// tightest bracket (its midpoint is the pair's counter value): a preemption between the reads
+// would otherwise skew the rate or the gap by a scheduler time slice.
+Sample sample() noexcept {
+  Sample best{0, 0};
+  std::uint64_t best_width = ~std::uint64_t{0};
+  for (int i = 0; i < 8; ++i) {
+    const std::uint64_t before = read_tsc_ordered();
+    const std::int64_t ns =
+        std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    const std::uint64_t after = read_tsc_ordered();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best = {before + (after - before) / 2, ns};
+    }
+  }
+  return best;
+}
+
 // The latest reading this thread has returned: no thread sees its clock go back, whatever order
 // its processor executed the counter reads in.
 thread_local std::int64_t tl_last_reading = 0;
@@ -184,14 +210,15 @@ TimePoint SystemClock::refresh(State& s) noexcept {
     }
     // A first rate from a short busy interval (about 200 us of steady_clock); refreshes refine
     // it over the life of the process.
-    const std::uint64_t t0 = read_tsc_ordered();
-    const std::int64_t n0 = read_steady().time_since_epoch().count();
-    std::uint64_t t1;
-    std::int64_t n1;
-    do {
-      t1 = read_tsc_ordered();
-      n1 = read_steady().time_since_epoch().count();
-    } while (n1 - n0 < 200'000 || t1 == t0);
+    const Sample first = sample();
+    const std::uint64_t t0 = first.tsc;
+    const std::int64_t n0 = first.ns;
+    while (read_steady().time_since_epoch().count() - n0 < 200'000) {
+    }
+    Sample last = sample();
+    while (last.tsc <= t0) last = sample();
+    const std::uint64_t t1 = last.tsc;
+    const std::int64_t n1 = last.ns;
     const std::uint64_t mult =
         static_cast<std::uint64_t>((static_cast<U128>(n1 - n0) << kShift) / (t1 - t0));
     s.origin_tsc = t0;
@@ -201,8 +228,9 @@ TimePoint SystemClock::refresh(State& s) noexcept {
         (static_cast<U128>(kRefresh.count()) << kShift) / (mult == 0 ? 1 : mult));
     const std::uint32_t seq = s.seq.load(std::memory_order_relaxed);
     s.seq.exchange(seq + 1, std::memory_order_seq_cst);  // Also a full barrier.
-    const std::uint64_t base_tsc = read_tsc_ordered();
-    const std::int64_t base_ns = read_steady().time_since_epoch().count();
+    const Sample origin = sample();
+    const std::uint64_t base_tsc = origin.tsc;
+    const std::int64_t base_ns = origin.ns;
     s.base_tsc.store(base_tsc, std::memory_order_release);
     s.base_ns.store(base_ns, std::memory_order_release);
     s.refresh_ticks.store(refresh_ticks, std::memory_order_release);
@@ -215,8 +243,9 @@ TimePoint SystemClock::refresh(State& s) noexcept {
   // validates the old parameters read its counter before this point (see the header).
   const std::uint32_t seq = s.seq.load(std::memory_order_relaxed);
   s.seq.exchange(seq + 1, std::memory_order_seq_cst);  // Also a full barrier.
-  const std::uint64_t tsc = read_tsc_ordered();
-  const std::int64_t steady = read_steady().time_since_epoch().count();
+  const Sample now_sample = sample();
+  const std::uint64_t tsc = now_sample.tsc;
+  const std::int64_t steady = now_sample.ns;
   const std::uint64_t old_mult = s.mult.load(std::memory_order_relaxed);
   const std::int64_t here = on_line(tsc, s.base_tsc.load(std::memory_order_relaxed),
                                     s.base_ns.load(std::memory_order_relaxed), old_mult);

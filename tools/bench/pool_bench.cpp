@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -56,16 +57,20 @@ void spin(std::int64_t iterations) {
   for (std::int64_t i = 0; i < iterations; ++i) benchmark::DoNotOptimize(i);
 }
 
-// The loop rounds that take about a microsecond of CPU on this machine, measured once.
+// The loop rounds that take about a microsecond of CPU on this machine, measured once on the
+// thread's CPU clock (a wall clock would count the time other processes took the processor).
 std::int64_t rounds_per_microsecond() {
   static const std::int64_t rounds = [] {
+    const auto cpu_ns = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    };
     constexpr std::int64_t kProbe = 20'000'000;
     spin(kProbe / 10);  // Warm up.
-    const auto start = std::chrono::steady_clock::now();
+    const std::int64_t start = cpu_ns();
     spin(kProbe);
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+    const std::int64_t ns = cpu_ns() - start;
     return std::max<std::int64_t>(1, kProbe * 1000 / std::max<std::int64_t>(ns, 1));
   }();
   return rounds;
