@@ -1,5 +1,7 @@
 #include <bubble/cond_var.hpp>
 
+#include <atomic>
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,7 +17,28 @@ constexpr int kNotified = 1;
 constexpr int kTimedOut = 2;
 constexpr int kEnded = 3;  // The context ended.
 
+// Counts the calling thread in CondVar::in_wait_ for the whole of a wait, on every way out.
+class InWait {
+ public:
+  explicit InWait(std::atomic<std::size_t>& n) noexcept : n_(n) {
+    n_.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~InWait() { n_.fetch_sub(1, std::memory_order_relaxed); }
+  InWait(const InWait&) = delete;
+  InWait& operator=(const InWait&) = delete;
+
+ private:
+  std::atomic<std::size_t>& n_;
+};
+
 }  // namespace
+
+// Skipping a notify when in_wait_ reads zero loses no wake-up. A waiter counts itself (with the
+// Mutex held) before it queues and releases the Mutex, and uncounts itself only after it has left
+// the queue. A notifier whose change to the condition was made under the Mutex, after a waiter
+// released it, reads in_wait_ after acquiring that Mutex, so it reads that waiter's count or a
+// later value (relaxed is enough: the Mutex orders the two). The waiters it cannot see took the
+// Mutex after the change and will test the condition before waiting.
 
 CondVar::CondVar(Runtime& rt) noexcept
     : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
@@ -36,6 +59,7 @@ int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const 
   // The same check for the Mutex, which this wait unlocks and locks again.
   detail::check_caller(mutex->binding_, mutex->rt_, "Mutex", mutex->id_, kind);
 
+  InWait counted(in_wait_);
   Waiter w;
   w.status = kWaiting;
   rt_->prepare(w);
@@ -110,6 +134,7 @@ std::cv_status CondVar::wait_for(std::unique_lock<Mutex>& lock, Duration timeout
 
 void CondVar::notify_one(SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({"CondVar::notify_one", id_, where});
+  if (in_wait_.load(std::memory_order_relaxed) == 0) return;
   detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   Waiter* w = queue_.pop_front();
@@ -120,6 +145,7 @@ void CondVar::notify_one(SourceLocation where) {
 
 void CondVar::notify_all(SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({"CondVar::notify_all", id_, where});
+  if (in_wait_.load(std::memory_order_relaxed) == 0) return;
   detail::WakeList wake(*rt_);
   std::lock_guard guard(spin_);
   while (Waiter* w = queue_.pop_front()) {

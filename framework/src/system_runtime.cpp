@@ -1,12 +1,27 @@
-// The system runtime: real threads, the steady clock, one parker per OS thread and one shared
-// timer thread.
+// The system runtime: real threads, a calibrated cycle-counter clock (system_clock.hpp), one
+// parker per OS thread and one shared timer thread.
 //
-// Parking. Every OS thread owns a Parker (a std::mutex and a std::condition_variable) in a
-// thread_local. prepare() binds a Waiter to the calling thread's Parker; unpark() sets the
-// waiter's notified flag and signals the condition variable, both under the Parker's mutex; park()
-// reads the flag only under that mutex. So once park() has seen the flag, the waker has released
-// the Parker and will never touch the Waiter or the Parker again: the waiter's thread may return,
-// destroy the Waiter and even exit (destroying its Parker) without a race.
+// Parking. Every OS thread owns a Parker: one 32-bit futex word, after Rust's futex-based thread
+// parker (std::thread::park): 0 empty, 1 a wake-up token, and all bits set while the thread
+// sleeps. prepare() binds a Waiter to the calling thread's Parker. unpark() reads the Parker from
+// the Waiter, sets the waiter's notified flag (release), then puts a token in the Parker and makes
+// the futex system call only if the thread sleeps: after the flag is set, the woken thread may
+// return and destroy the Waiter, so unpark never touches it again. park() first spins, a bounded
+// and adaptive number of rounds (kMinSpins to kMaxSpins `pause`s, doubled after a wait that the
+// spin caught, halved after one it did not), watching the waiter's flag; then it sleeps on the
+// futex, taking tokens, until the flag is set or the deadline passes. A token only ever means
+// "look at your waiter again", so a stale one (left by an unpark whose waiter's thread saw the
+// flag while spinning) costs one more look, never a wrong result.
+//
+// Parkers outlive their threads: they come from a process-wide free list and are never freed.
+// A waker may still be putting its token in a Parker after the waiter's thread saw the flag and
+// exited; the Parker is then idle or already another thread's, which wakes once for nothing.
+// ThreadSanitizer sees every ordering that matters (they are all on atomics); the futex calls
+// only sleep and wake.
+//
+// Clock. now() is SystemClock::now(). Park deadlines and the timer thread's waits are relative
+// (the time left on that clock), so they agree with it whether it reads the cycle counter or
+// steady_clock.
 //
 // Timers. One timer thread, started by the first schedule_at, serves every timer of the process.
 // Pending timers are kept in an ordered map keyed by (deadline, id), so the earliest is first,
@@ -23,10 +38,13 @@
 // while the process exits may of course observe static objects being destroyed; timer callbacks
 // are short and process exit with live timers is the program's business.
 
+#include <time.h>
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -42,28 +60,90 @@
 
 #include <bubble/runtime.hpp>
 
+#include "futex.hpp"
+#include "system_clock.hpp"
+
 namespace bubble {
 namespace {
-
-using SteadyTime = std::chrono::steady_clock::time_point;
-
-TimePoint to_time_point(SteadyTime t) noexcept {
-  return TimePoint(std::chrono::duration_cast<Duration>(t.time_since_epoch()));
-}
 
 // Deadlines further away than this are treated as "no deadline", so that converting them for
 // the standard library can never overflow (about 114 years).
 constexpr Duration kForever = std::chrono::hours(1'000'000);
 
-// The blocking half of a system thread: one per OS thread.
+// Bounds of a parker's adaptive spin, in `pause` rounds. A futex sleep and wake-up cost a few
+// microseconds of system calls and scheduling on each side; kMaxSpins pauses are about as long
+// (a pause is tens of cycles on current processors), so spinning never costs much more than the
+// sleep it may save.
+constexpr int kMinSpins = 16;
+constexpr int kMaxSpins = 2048;
+
+// The blocking half of a system thread: one per OS thread while it lives (see "Parking").
 struct Parker {
-  std::mutex mutex;
-  std::condition_variable cv;
+  static constexpr std::uint32_t kEmpty = 0;
+  static constexpr std::uint32_t kToken = 1;
+  static constexpr std::uint32_t kSleeping = ~std::uint32_t{0};
+
+  std::atomic<std::uint32_t> word{kEmpty};
+  int spins = kMinSpins;  // Only its thread reads and writes it.
+  Parker* next_free = nullptr;
+
+  // Takes a token if there is one, else sleeps until one comes, `timeout` elapses (nullptr:
+  // none) or the futex wakes spuriously. Only the parker's own thread calls it.
+  void sleep(const timespec* timeout) noexcept {
+    // kToken -> kEmpty (took it), or kEmpty -> kSleeping.
+    if (word.fetch_sub(1, std::memory_order_acquire) == kToken) return;
+    detail::futex_wait(word, kSleeping, timeout);
+    word.exchange(kEmpty, std::memory_order_acquire);  // Takes a token that came meanwhile.
+  }
+
+  // Leaves a token; wakes the thread if it sleeps. Any thread; never blocks.
+  void wake() noexcept {
+    if (word.exchange(kToken, std::memory_order_release) == kSleeping) {
+      detail::futex_wake_one(word);
+    }
+  }
 };
 
-Parker& this_thread_parker() noexcept {
-  thread_local Parker parker;
-  return parker;
+// The process-wide store of parkers: never freed, reused by later threads.
+class ParkerStore {
+ public:
+  Parker* take() {
+    std::lock_guard lock(mutex_);
+    if (free_ == nullptr) return new Parker();  // Never deleted: see "Parking".
+    Parker* p = free_;
+    free_ = p->next_free;
+    p->next_free = nullptr;
+    return p;
+  }
+  void give_back(Parker* p) noexcept {
+    std::lock_guard lock(mutex_);
+    p->next_free = free_;
+    free_ = p;
+  }
+
+ private:
+  std::mutex mutex_;
+  Parker* free_ = nullptr;
+};
+
+ParkerStore& parker_store() {
+  static ParkerStore* const store = new ParkerStore();  // Never destroyed: threads outlive main.
+  return *store;
+}
+
+// The calling OS thread's parker, taken on first use and given back when the thread exits.
+Parker& this_thread_parker() {
+  struct Holder {
+    Parker* parker = parker_store().take();
+    ~Holder() { parker_store().give_back(parker); }
+  };
+  thread_local Holder holder;
+  return *holder.parker;
+}
+
+timespec to_timespec(Duration d) noexcept {
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(d);
+  return timespec{static_cast<time_t>(s.count()), static_cast<long>((d - s).count())};
 }
 
 class SystemThreadHandle final : public ThreadHandle {
@@ -113,9 +193,7 @@ class SystemRuntime final : public Runtime {
 
   std::string_view name() const noexcept override { return "system"; }
 
-  TimePoint now() const noexcept override {
-    return to_time_point(std::chrono::steady_clock::now());
-  }
+  TimePoint now() const noexcept override { return detail::SystemClock::now(); }
 
   WallTime wall_now() const noexcept override {
     return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
@@ -147,33 +225,41 @@ class SystemRuntime final : public Runtime {
     if (parker != &this_thread_parker()) {
       throw std::logic_error("bubble::system_runtime: park on a Waiter prepared by another thread");
     }
-    std::unique_lock lock(parker->mutex);
+    if (waiter.notified()) return ParkResult::notified;
     // The clock is read only for a real deadline. (Compared only when deadline > start, so the
     // subtraction cannot overflow.)
     const bool forever = deadline == kNoDeadline || [&] {
       const TimePoint start = now();
       return deadline > start && deadline - start > kForever;
     }();
-    if (forever) {
-      while (!waiter.notified()) parker->cv.wait(lock);
-      return ParkResult::notified;
+    // Spin first: a wake-up that comes within the spin costs no system call on either side.
+    for (int i = 0; i < parker->spins; ++i) {
+      detail::cpu_relax();
+      if (waiter.notified()) {
+        parker->spins = std::min(parker->spins * 2, kMaxSpins);
+        return ParkResult::notified;
+      }
     }
-    const SteadyTime until{std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        deadline.time_since_epoch())};
-    while (!waiter.notified()) {
-      if (now() >= deadline) return ParkResult::timed_out;
-      parker->cv.wait_until(lock, until);
+    parker->spins = std::max(parker->spins / 2, kMinSpins);
+    for (;;) {
+      if (waiter.notified()) return ParkResult::notified;
+      if (forever) {
+        parker->sleep(nullptr);
+        continue;
+      }
+      const TimePoint t = now();
+      if (t >= deadline) return ParkResult::timed_out;
+      const timespec left = to_timespec(deadline - t);
+      parker->sleep(&left);
     }
-    return ParkResult::notified;
   }
 
   void unpark(Waiter& waiter) noexcept override {
     Parker* parker = static_cast<Parker*>(thread_slot(waiter));
     assert(parker != nullptr && "bubble::system_runtime: unpark of a Waiter never prepared");
-    // Everything under the parker's mutex: see the comment at the top of this file.
-    std::lock_guard lock(parker->mutex);
+    // The flag first: from then on the waiter's thread may destroy `waiter` (see "Parking").
     mark_notified(waiter);
-    parker->cv.notify_one();
+    parker->wake();
   }
 
   TimerId schedule_at(TimePoint deadline, std::function<void()> callback) override {
@@ -229,13 +315,13 @@ class SystemRuntime final : public Runtime {
       }
       const auto first = timers_.begin();
       const TimePoint deadline = first->first.deadline;
-      if (now() < deadline) {
-        if (deadline - now() > kForever) {
+      const TimePoint t = now();
+      if (t < deadline) {
+        // Relative, on this runtime's clock (see "Clock" at the top of this file).
+        if (deadline - t > kForever) {
           timer_cv_.wait(lock);
         } else {
-          timer_cv_.wait_until(
-              lock, SteadyTime{std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        deadline.time_since_epoch())});
+          timer_cv_.wait_for(lock, deadline - t);
         }
         continue;
       }

@@ -15,8 +15,13 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <system_error>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 namespace {
 
@@ -50,12 +55,37 @@ void BM_Baseline_StdMutexBucket_Allow(benchmark::State& state) {
 }
 BENCHMARK(BM_Baseline_StdMutexBucket_Allow);
 
-// For reference: the clock read alone, and the core's arithmetic alone (no lock, no clock).
+// For reference: the clock reads alone, and the core's arithmetic alone (no lock, no clock).
 void BM_Reference_RuntimeNow(benchmark::State& state) {
   bubble::Runtime& rt = bubble::system_runtime();
   for (auto _ : state) benchmark::DoNotOptimize(rt.now());
 }
 BENCHMARK(BM_Reference_RuntimeNow);
+
+void BM_Reference_SteadyClockNow(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(std::chrono::steady_clock::now());
+}
+BENCHMARK(BM_Reference_SteadyClockNow);
+
+#if defined(__x86_64__) || defined(__i386__)
+// A calibrated cycle counter at its cheapest (absl's CycleClock: a bare rdtsc, scaled by a
+// constant), and the same read ordered after the loads before it (lfence; rdtsc, as Linux's
+// rdtsc_ordered), which is what a clock that never decreases across threads needs.
+void BM_Reference_CycleCounter(benchmark::State& state) {
+  const std::uint64_t mult = 1ULL << 31;  // Any constant: the cost is the same.
+  for (auto _ : state) benchmark::DoNotOptimize((__rdtsc() * mult) >> 32);
+}
+BENCHMARK(BM_Reference_CycleCounter);
+
+void BM_Reference_OrderedCycleCounter(benchmark::State& state) {
+  const std::uint64_t mult = 1ULL << 31;
+  for (auto _ : state) {
+    _mm_lfence();
+    benchmark::DoNotOptimize((__rdtsc() * mult) >> 32);
+  }
+}
+BENCHMARK(BM_Reference_OrderedCycleCounter);
+#endif
 
 void BM_Reference_TokenBucketCore_AllowAt(benchmark::State& state) {
   bubble::TokenBucketCore core(1e10, 1'000'000);

@@ -1,20 +1,30 @@
 // bubble::Pool throughput, against baselines measured in the same binary:
 //   - a plain bounded pool (std::mutex + two std::condition_variable, the same capacity),
-//   - asio::thread_pool (Debian's standalone, header-only asio; its queue is unbounded).
-// Each benchmark pushes kJobs empty jobs from one submitter through two workers on real
-// threads, and reports jobs per second of wall time; the CPU column is the whole process's CPU
-// time (every thread), the fairer comparison on a loaded machine. BM_PoolInBubble runs a 4-worker
-// pool in a bubble and reports simulated jobs per second of wall time.
+//   - asio::thread_pool (Debian's standalone, header-only asio; its queue is unbounded),
+//   - oneTBB (Debian's libtbb-dev, when found): jobs enqueued into a task_arena of two worker
+//     threads from an outside submitter (the same shape as the pools), and a task_group run
+//     inside a two-slot arena, where the submitter is one of the two threads that run jobs.
+// Each benchmark pushes jobs from one submitter through two workers on real threads, and reports
+// jobs per second of wall time; the CPU column is the whole process's CPU time (every thread).
+// The first argument is the job: 0 an empty job (kJobs of them, the cost of the pool itself),
+// 1 about a microsecond of CPU work (kBusyJobs of them; two workers cannot exceed 2 M jobs/s).
+// BM_PoolInBubble runs a 4-worker pool in a bubble and reports simulated jobs per second of wall
+// time.
 //
 //   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUBBLE_BUILD_BENCHMARKS=ON
 //   cmake --build build/bench --target pool_bench && build/bench/tools/bench/pool_bench
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -23,6 +33,11 @@
 #include <benchmark/benchmark.h>
 #include <asio/post.hpp>
 #include <asio/thread_pool.hpp>
+#if BUBBLE_BENCH_HAVE_TBB
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+#endif
 
 #include <bubble/bubble.hpp>
 #include <bubble/cond_var.hpp>
@@ -34,8 +49,50 @@
 namespace {
 
 constexpr int kJobs = 1'000'000;
+constexpr int kBusyJobs = 200'000;
 constexpr std::ptrdiff_t kCapacity = 1024;
 constexpr int kWorkers = 2;
+
+// Spins for `iterations` rounds of a loop the compiler cannot remove.
+void spin(std::int64_t iterations) {
+  for (std::int64_t i = 0; i < iterations; ++i) benchmark::DoNotOptimize(i);
+}
+
+// The loop rounds that take about a microsecond of CPU on this machine, measured once: the
+// fastest of 20 short probes on the thread's CPU clock (a wall clock counts the time other
+// processes took the processor, and on a loaded virtual machine even the CPU clock counts the
+// time the hypervisor took it; the fastest probe is the one least disturbed).
+std::int64_t rounds_per_microsecond() {
+  static const std::int64_t rounds = [] {
+    const auto cpu_ns = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    };
+    constexpr std::int64_t kProbe = 1'000'000;
+    spin(kProbe);  // Warm up.
+    std::int64_t best = std::numeric_limits<std::int64_t>::max();
+    for (int i = 0; i < 20; ++i) {
+      const std::int64_t start = cpu_ns();
+      spin(kProbe);
+      best = std::min(best, cpu_ns() - start);
+    }
+    return std::max<std::int64_t>(1, kProbe * 1000 / std::max<std::int64_t>(best, 1));
+  }();
+  return rounds;
+}
+
+// The job of a benchmark run: nothing (arg 0) or about 1 us of CPU (arg 1), and how many.
+struct Workload {
+  std::int64_t rounds;
+  int jobs;
+  explicit Workload(const benchmark::State& state)
+      : rounds(state.range(0) != 0 ? rounds_per_microsecond() : 0),
+        jobs(state.range(0) != 0 ? kBusyJobs : kJobs) {}
+  auto job() const {
+    return [r = rounds] { spin(r); };
+  }
+};
 
 // The baseline: the textbook bounded pool, with std::function jobs. Instantiated with the
 // standard library's mutex and condition variable (the baseline proper), and with bubble's
@@ -90,41 +147,80 @@ class PlainPool {
   std::vector<std::thread> threads_;
 };
 
-// Arg 1: measure queue wait and service time (the default); 0: PoolOptions::measure_latency off.
+// Second argument 1: measure queue wait and service time (the default); 0: measure_latency off.
 void BM_BubblePool(benchmark::State& state) {
-  const bool measure = state.range(0) != 0;
+  const Workload work(state);
+  const bool measure = state.range(1) != 0;
   for (auto _ : state) {
     bubble::Pool pool({.workers = kWorkers,
                        .queue_capacity = kCapacity,
                        .name = "bench",
                        .measure_latency = measure},
                       bubble::system_runtime());
-    for (int i = 0; i < kJobs; ++i) {
-      if (pool.submit(bubble::Context::background(), [] {})) state.SkipWithError("refused");
+    for (int i = 0; i < work.jobs; ++i) {
+      if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
     }
     if (pool.shutdown()) state.SkipWithError("shutdown failed");
   }
-  state.SetItemsProcessed(state.iterations() * kJobs);
+  state.SetItemsProcessed(state.iterations() * work.jobs);
 }
 
 template <class MutexT, class CondVarT>
 void BM_PlainMutexCondvarPool(benchmark::State& state) {
+  const Workload work(state);
   for (auto _ : state) {
     PlainPool<MutexT, CondVarT> pool(kWorkers, static_cast<std::size_t>(kCapacity));
-    for (int i = 0; i < kJobs; ++i) pool.submit([] {});
+    for (int i = 0; i < work.jobs; ++i) pool.submit(work.job());
     pool.shutdown();
   }
-  state.SetItemsProcessed(state.iterations() * kJobs);
+  state.SetItemsProcessed(state.iterations() * work.jobs);
 }
 
 void BM_AsioThreadPool(benchmark::State& state) {
+  const Workload work(state);
   for (auto _ : state) {
     asio::thread_pool pool(kWorkers);
-    for (int i = 0; i < kJobs; ++i) asio::post(pool, [] {});
+    for (int i = 0; i < work.jobs; ++i) asio::post(pool, work.job());
     pool.join();
   }
-  state.SetItemsProcessed(state.iterations() * kJobs);
+  state.SetItemsProcessed(state.iterations() * work.jobs);
 }
+
+#if BUBBLE_BENCH_HAVE_TBB
+// Two worker threads take jobs enqueued from outside the arena (the submitter holds no slot).
+// The market is allowed kWorkers + 1 threads so that it lends the arena two workers.
+void BM_TbbTaskArena(benchmark::State& state) {
+  const Workload work(state);
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, kWorkers + 1);
+  for (auto _ : state) {
+    tbb::task_arena arena(kWorkers, /*reserved_for_masters=*/0);
+    std::atomic<int> left{work.jobs};
+    for (int i = 0; i < work.jobs; ++i) {
+      arena.enqueue([&left, job = work.job()] {
+        job();
+        if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) left.notify_one();
+      });
+    }
+    for (int n = left.load(); n != 0; n = left.load()) left.wait(n);
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
+// A task_group in a two-slot arena: the submitter runs jobs too while it waits.
+void BM_TbbTaskGroup(benchmark::State& state) {
+  const Workload work(state);
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, kWorkers);
+  for (auto _ : state) {
+    tbb::task_arena arena(kWorkers);
+    arena.execute([&] {
+      tbb::task_group group;
+      for (int i = 0; i < work.jobs; ++i) group.run(work.job());
+      group.wait();
+    });
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+#endif
 
 // The price of one clock read on the system runtime: with measure_latency the pool reads it twice
 // per job (see pool.cpp), the difference between BM_BubblePool's two arguments.
@@ -148,31 +244,30 @@ void BM_PoolInBubble(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * jobs);
 }
 
+// Every throughput benchmark: arg "busy" 0 (empty jobs) and 1 (about 1 us of CPU each).
+void throughput(benchmark::internal::Benchmark* b) {
+  b->ArgName("busy")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
+  b->UseRealTime()->MeasureProcessCPUTime();
+}
+
 BENCHMARK(BM_BubblePool)
-    ->ArgName("measure_latency")
-    ->Arg(1)
-    ->Arg(0)
+    ->ArgNames({"busy", "measure_latency"})
+    ->ArgsProduct({{0, 1}, {1, 0}})
     ->Unit(benchmark::kMillisecond)
-    ->Iterations(5)
+    ->Iterations(3)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
 BENCHMARK(BM_PlainMutexCondvarPool<std::mutex, std::condition_variable>)
     ->Name("BM_PlainMutexCondvarPool")
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(5)
-    ->UseRealTime()
-    ->MeasureProcessCPUTime();
+    ->Apply(throughput);
 BENCHMARK(BM_PlainMutexCondvarPool<bubble::Mutex, bubble::CondVar>)
     ->Name("BM_PlainPoolOnBubbleMutexCondVar")
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(5)
-    ->UseRealTime()
-    ->MeasureProcessCPUTime();
-BENCHMARK(BM_AsioThreadPool)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(5)
-    ->UseRealTime()
-    ->MeasureProcessCPUTime();
+    ->Apply(throughput);
+BENCHMARK(BM_AsioThreadPool)->Apply(throughput);
+#if BUBBLE_BENCH_HAVE_TBB
+BENCHMARK(BM_TbbTaskArena)->Apply(throughput);
+BENCHMARK(BM_TbbTaskGroup)->Apply(throughput);
+#endif
 BENCHMARK(BM_SystemRuntimeNow);
 BENCHMARK(BM_PoolInBubble)
     ->Arg(100'000)

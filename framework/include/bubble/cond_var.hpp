@@ -1,6 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <system_error>
@@ -95,10 +97,12 @@ class CondVar {
     return wait_until(lock, deadline_after(timeout), std::move(pred), where);
   }
 
-  // Wakes the longest-waiting thread, if any. Never blocks.
+  // Wakes the longest-waiting thread, if any. Never blocks. With no thread waiting it costs one
+  // load (no lock): a thread that waits does so while it holds the Mutex, so a notifier that
+  // changed the condition under that Mutex sees it counted (see cond_var.cpp).
   void notify_one(SourceLocation where = SourceLocation::current());
 
-  // Wakes every waiting thread. Never blocks.
+  // Wakes every waiting thread. Never blocks. As cheap as notify_one when no thread waits.
   void notify_all(SourceLocation where = SourceLocation::current());
 
   // Diagnostics and tests: the number of threads currently waiting (queued, not yet notified).
@@ -118,6 +122,9 @@ class CondVar {
   std::uint64_t id_;
   mutable detail::SpinLock spin_;
   detail::WaitQueue queue_;
+  // Threads inside a wait, from before they queue (under the Mutex) to after they left the queue:
+  // zero means that no thread is queued or about to be.
+  std::atomic<std::size_t> in_wait_{0};
 };
 
 }  // namespace bubble

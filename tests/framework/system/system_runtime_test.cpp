@@ -55,6 +55,52 @@ TEST(SystemRuntime, ClockNeverGoesBackwards) {
   }
 }
 
+TEST(SystemRuntime, ClockNeverGoesBackwardsOnAnyThreadAcrossRefreshes) {
+  // Property: on every thread, successive readings never decrease, also while other threads
+  // read the same clock and its calibration is refreshed (every 10 ms of readings: each thread
+  // reads until the clock has moved on by several refreshes).
+  Runtime& rt = bubble::system_runtime();
+  constexpr int kThreads = 3;
+  std::atomic<int> backwards{0};
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&] {
+        const TimePoint start = rt.now();
+        TimePoint last = start;
+        while (last - start < 50ms) {
+          const TimePoint now = rt.now();
+          if (now < last) backwards.fetch_add(1);
+          last = now;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  EXPECT_EQ(backwards.load(), 0);
+}
+
+TEST(SystemRuntime, ClockStaysWithinItsStatedBoundOfTheSteadyClock) {
+  // Property: the system runtime's clock (a calibrated cycle counter where the processor's is
+  // invariant) agrees with std::chrono::steady_clock to within its stated bound, 100 us, plus
+  // as much again for the drift between refreshes. Each reading is bracketed by two steady_clock
+  // readings, so a thread preempted between them only widens the bracket.
+  Runtime& rt = bubble::system_runtime();
+  constexpr auto kBound = 200us;
+  const auto steady = [] {
+    return TimePoint(std::chrono::duration_cast<bubble::Duration>(
+        std::chrono::steady_clock::now().time_since_epoch()));
+  };
+  const TimePoint start = rt.now();
+  for (TimePoint now = start; now - start < 50ms;) {
+    const TimePoint before = steady();
+    now = rt.now();
+    const TimePoint after = steady();
+    ASSERT_GE(now, before - kBound) << "behind steady_clock by " << (before - now).count() << " ns";
+    ASSERT_LE(now, after + kBound) << "ahead of steady_clock by " << (now - after).count() << " ns";
+  }
+}
+
 TEST(SystemRuntime, WallClockFollowsTheSystemClock) {
   Runtime& rt = bubble::system_runtime();
   const auto before = std::chrono::system_clock::now();

@@ -1,0 +1,50 @@
+#pragma once
+
+// Linux futexes on a 32-bit atomic word, for the system runtime's parker and detail::SpinLock's
+// slow path. Private to framework/src. A futex is only a sleeping place: every decision is made
+// on the atomic word itself (with acquire/release operations that ThreadSanitizer sees), so these
+// calls never carry synchronisation and may return spuriously.
+
+#include <atomic>
+#include <cstdint>
+
+#if !defined(__linux__)
+#error "bubble's system runtime parks threads on Linux futexes"
+#endif
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace bubble::detail {
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+                  std::atomic<std::uint32_t>::is_always_lock_free,
+              "a futex word is a plain 32-bit integer");
+
+// Sleeps while `word` holds `expected`: returns at once if it does not, else when woken by
+// futex_wake_one, when `timeout` (relative, on CLOCK_MONOTONIC; nullptr: none) has elapsed, on
+// a signal, or spuriously. The caller re-reads the word to find out which.
+inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                       const timespec* timeout) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, timeout,
+          nullptr, 0);
+}
+
+// Wakes at most one thread sleeping in futex_wait on `word`. Harmless on a word nobody sleeps
+// on, and on memory that has since been reused for another word (its sleeper wakes spuriously).
+inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+// Tells the processor that the caller is spinning (x86 `pause`: saves power and lets the other
+// hyper-thread run); nothing on other architectures.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace bubble::detail
