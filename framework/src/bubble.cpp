@@ -365,6 +365,17 @@ class Bubble final : public Runtime {
   void unpark(Waiter& waiter) noexcept override;
   TimerId schedule_at(TimePoint deadline, std::function<void()> callback) override;
   Random* random_source() noexcept;
+  // detail::trace_record and detail::trace_now (trace.hpp): markers and lock events.
+  std::string_view record_marker(Trace::EventKind kind, std::string_view what, std::uint64_t object,
+                                 SourceLocation where, Duration span, bool contended) {
+    const std::string_view kept =
+        kind == Trace::EventKind::note ? trace_->note(std::string(what)) : trace_->intern(what);
+    trace_->add(
+        Trace::Event{now_ - start_, current_id(), kind, kept, object, where, span, contended});
+    trace_->reserve_spare(live_ + 1);  // As trace_event: room for unpark's wake-ups.
+    return kept;
+  }
+  Duration elapsed() const noexcept { return now_ - start_; }
   bool cancel_timer(TimerId id) noexcept override;
   void schedule_point(const WaitInfo& what) override;
   void yield(SourceLocation where) override;
@@ -586,6 +597,7 @@ Bubble::Bubble(const Options& options)
   }
   if (options.trace) {
     trace_ = std::make_shared<Trace>();
+    trace_->set_level(options.trace_level);
     tracing_ = true;
   }
   capture_stacks_ = static_cast<bool>(options.symbolize_stacks);
@@ -620,10 +632,12 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   previous_runtime_ = &current_runtime();
   tl_bubble = this;
   detail::set_current_runtime(this);
+  detail::tl_tracing = tracing_;
   struct Restore {
     Bubble* b;
     ~Restore() {
       tl_bubble = nullptr;
+      detail::tl_tracing = false;
       detail::set_current_runtime(b->previous_runtime_ == &system_runtime() ? nullptr
                                                                             : b->previous_runtime_);
       if (b->options_.watchdog.count() > 0) detail::watchdog_unregister(b->watchdog_);
@@ -1593,6 +1607,15 @@ void sleep_and_wait(Duration d, SourceLocation where) {
 namespace detail {
 Random* bubble_random() noexcept {
   return tl_bubble != nullptr ? tl_bubble->random_source() : nullptr;
+}
+
+std::string_view trace_record(Trace::EventKind kind, std::string_view what, std::uint64_t object,
+                              SourceLocation where, Duration span, bool contended) {
+  return tl_bubble->record_marker(kind, what, object, where, span, contended);
+}
+
+Duration trace_now() noexcept {
+  return tl_bubble->elapsed();
 }
 }  // namespace detail
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,16 @@ const char* kind_name(Trace::EventKind k) {
       return "wait";
     case Trace::EventKind::failure:
       return "failure";
+    case Trace::EventKind::acquire:
+      return "acquire";
+    case Trace::EventKind::release:
+      return "release";
+    case Trace::EventKind::note:
+      return "note";
+    case Trace::EventKind::span_begin:
+      return "span_begin";
+    case Trace::EventKind::span_end:
+      return "span_end";
   }
   return "?";
 }
@@ -109,6 +120,26 @@ void append_location(std::string& out, const SourceLocation& where) {
   out += std::to_string(where.line());
 }
 
+// The duration an event carries, as text() shows it ("waited 1s"); nullptr if it has none.
+const char* duration_label(const Trace::Event& e) {
+  switch (e.kind) {
+    case Trace::EventKind::acquire:
+      return e.contended ? "waited" : nullptr;
+    case Trace::EventKind::release:
+      return "held";
+    case Trace::EventKind::span_end:
+      return "lasted";
+    default:
+      return nullptr;
+  }
+}
+
+// The class a lock operation belongs to ("Mutex" for "Mutex::lock"), naming its slices.
+std::string_view lock_class(std::string_view operation) {
+  const std::size_t colons = operation.find("::");
+  return colons == std::string_view::npos ? operation : operation.substr(0, colons);
+}
+
 }  // namespace
 
 std::string_view Trace::thread_name(std::uint64_t id) const noexcept {
@@ -136,10 +167,74 @@ std::string_view Trace::intern(std::string_view text) {
   return *it->second;
 }
 
+std::vector<bool> Trace::shown() const {
+  std::vector<bool> keep(events_.size(), true);
+  if (level_ == TraceLevel::every_event) return keep;
+  const bool blocking_only = level_ == TraceLevel::blocking_only;
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  struct ThreadState {
+    std::size_t last_op = kNone;  // The thread's latest scheduling point.
+    bool drop_unlock_op = false;  // Its next op, if the unlock's second point, is dropped.
+    std::uint64_t unlocked = 0;   // The lock whose unlock that was.
+  };
+  struct Hold {
+    std::size_t acquire;
+    std::size_t lock_op;  // The lock call's scheduling point, or kNone.
+    bool contended;
+  };
+  std::vector<ThreadState> threads;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Hold> holds;  // (thread, lock) -> its hold.
+  auto is_op_on = [&](std::size_t i, std::uint64_t object) {
+    return i != kNone && events_[i].object == object;
+  };
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    const Event& e = events_[i];
+    if (e.thread >= threads.size()) threads.resize(e.thread + 1);
+    ThreadState& t = threads[e.thread];
+    switch (e.kind) {
+      case EventKind::op:
+        if (blocking_only) keep[i] = false;
+        if (t.drop_unlock_op && e.object == t.unlocked && e.what == "Mutex::unlock") {
+          keep[i] = false;
+        }
+        t.drop_unlock_op = false;
+        t.last_op = i;
+        break;
+      case EventKind::run:
+        if (blocking_only) keep[i] = false;
+        break;
+      case EventKind::acquire:
+        holds[{e.thread, e.object}] =
+            Hold{i, is_op_on(t.last_op, e.object) ? t.last_op : kNone, e.contended};
+        break;
+      case EventKind::release: {
+        const auto it = holds.find({e.thread, e.object});
+        if (it == holds.end()) break;
+        const Hold hold = it->second;
+        holds.erase(it);
+        if (hold.contended || e.contended) break;
+        keep[hold.acquire] = false;
+        if (hold.lock_op != kNone) keep[hold.lock_op] = false;
+        if (is_op_on(t.last_op, e.object) && t.last_op > hold.acquire) keep[t.last_op] = false;
+        keep[i] = false;
+        t.drop_unlock_op = true;
+        t.unlocked = e.object;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return keep;
+}
+
 std::string Trace::text() const {
   std::string out;
   out.reserve(events_.size() * 64);
-  for (const Event& e : events_) {
+  const std::vector<bool> keep = shown();
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    if (!keep[i]) continue;
+    const Event& e = events_[i];
     out += format_duration(e.time);
     out += " #";
     out += std::to_string(e.thread);
@@ -154,6 +249,12 @@ std::string Trace::text() const {
     if (e.object != 0) {
       out += " #";
       out += std::to_string(e.object);
+    }
+    if (const char* label = duration_label(e)) {
+      out += ' ';
+      out += label;
+      out += ' ';
+      out += format_duration(e.span);
     }
     if (e.where.line() != 0) {
       out += ' ';
@@ -181,6 +282,22 @@ std::string Trace::chrome_json() const {
     append_json_string(out, std::string(thread_name(id)) + " #" + std::to_string(id));
     out += "}}";
   }
+  // A complete slice on `thread`'s track, ending at `end` after `length`.
+  auto slice = [&](std::uint64_t thread, Duration end, Duration length, std::string_view name,
+                   std::uint64_t object, const SourceLocation& where) {
+    begin_event();
+    out += "\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(thread) + ",\"ts\":";
+    append_micros(out, end - length);
+    out += ",\"dur\":";
+    append_micros(out, length);
+    out += ",\"name\":";
+    append_json_string(out, name);
+    out += ",\"args\":{\"object\":" + std::to_string(object) + ",\"where\":";
+    std::string loc;
+    append_location(loc, where);
+    append_json_string(out, loc);
+    out += "}}";
+  };
   // Blocked spans: from a block event to the next wake/timeout/exit of the same thread.
   struct Open {
     bool open = false;
@@ -191,24 +308,35 @@ std::string Trace::chrome_json() const {
     if (end.thread >= open.size() || !open[end.thread].open) return;
     const Event& s = *open[end.thread].start;
     open[end.thread].open = false;
-    begin_event();
-    out += "\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(s.thread) + ",\"ts\":";
-    append_micros(out, s.time);
-    out += ",\"dur\":";
-    append_micros(out, end.time - s.time);
-    out += ",\"name\":";
-    append_json_string(out, s.what.empty() ? std::string_view("blocked") : s.what);
-    out += ",\"args\":{\"object\":" + std::to_string(s.object) + ",\"where\":";
-    std::string loc;
-    append_location(loc, s.where);
-    append_json_string(out, loc);
-    out += "}}";
+    slice(s.thread, end.time, end.time - s.time,
+          s.what.empty() ? std::string_view("blocked") : s.what, s.object, s.where);
   };
-  for (const Event& e : events_) {
+
+  const std::vector<bool> keep = shown();
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    if (!keep[i]) continue;
+    const Event& e = events_[i];
     if (e.thread >= open.size()) open.resize(e.thread + 1);
     switch (e.kind) {
       case EventKind::block:
         open[e.thread] = Open{true, &e};
+        continue;
+      case EventKind::acquire:
+        if (e.contended) {
+          slice(e.thread, e.time, e.span,
+                std::string(lock_class(e.what)) + " #" + std::to_string(e.object) + " wait",
+                e.object, e.where);
+        }
+        continue;
+      case EventKind::release:
+        slice(e.thread, e.time, e.span,
+              std::string(lock_class(e.what)) + " #" + std::to_string(e.object) + " held", e.object,
+              e.where);
+        continue;
+      case EventKind::span_begin:
+        continue;  // The span's slice is written at its end, which knows its length.
+      case EventKind::span_end:
+        slice(e.thread, e.time, e.span, e.what, e.object, e.where);
         continue;
       case EventKind::wake:
       case EventKind::timeout:
@@ -222,9 +350,9 @@ std::string Trace::chrome_json() const {
     out += "\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":" + std::to_string(e.thread) + ",\"ts\":";
     append_micros(out, e.time);
     out += ",\"name\":";
-    std::string name = kind_name(e.kind);
+    std::string name = e.kind == EventKind::note ? std::string() : kind_name(e.kind);
     if (!e.what.empty()) {
-      name += ' ';
+      if (!name.empty()) name += ' ';
       name += e.what;
     }
     append_json_string(out, name);
@@ -245,6 +373,20 @@ std::string Trace::chrome_json() const {
   }
   out += "\n]}\n";
   return out;
+}
+
+void TraceSpan::begin(std::string_view name, SourceLocation where) {
+  name_ = detail::trace_record(Trace::EventKind::span_begin, name, 0, where);
+  start_ = detail::trace_now();
+  where_ = where;
+  recorded_ = true;
+}
+
+void TraceSpan::end() noexcept {
+  // A span ends within the run it began in, where tracing is still on (the check guards a span
+  // object that outlived its bubble thread).
+  if (!detail::tl_tracing) return;
+  detail::trace_record(Trace::EventKind::span_end, name_, 0, where_, detail::trace_now() - start_);
 }
 
 }  // namespace bubble

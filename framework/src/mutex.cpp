@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <bubble/trace.hpp>
+
 #include "parking.hpp"
 
 namespace bubble {
@@ -65,7 +67,7 @@ const void* Mutex::enter_controlled(const char* kind, SourceLocation where) {
   return token != nullptr ? token : &detail::tl_mutex_owner_token;
 }
 
-void Mutex::lock_slow(SourceLocation where) {
+TimePoint Mutex::lock_slow(SourceLocation where) {
   const bool controlled = rt_->controlled();
   bool awoke = false;     // We were woken by an unlock: we own the kWoken bit and must clear it.
   bool starving = false;  // We have waited longer than kStarvationThreshold.
@@ -79,7 +81,7 @@ void Mutex::lock_slow(SourceLocation where) {
       const std::uint32_t next = (s | kLocked) & ~(awoke ? kWoken : 0u);
       if (state_.compare_exchange_weak(s, next, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
-        return;
+        return waited ? wait_start : kDidNotWait;
       }
       continue;
     }
@@ -163,11 +165,38 @@ void Mutex::lock_slow(SourceLocation where) {
       throw;
     }
     (void)result;  // Never timed_out: no deadline.
-    if (w.status == kHandedOver) return;
+    if (w.status == kHandedOver) return wait_start;
     awoke = true;
     spins = 0;
     if (!starving && rt_->now() - wait_start > kStarvationThreshold) starving = true;
   }
+}
+
+void Mutex::acquired_controlled(const char* kind, TimePoint waited_since, SourceLocation where) {
+  if (!detail::tl_tracing) return;
+  const TimePoint now = rt_->now();
+  held_since_ = now;
+  const bool waited = waited_since != kDidNotWait;
+  detail::trace_record(Trace::EventKind::acquire, kind, id_, where,
+                       waited ? now - waited_since : Duration{}, waited);
+}
+
+void Mutex::unlock_controlled(SourceLocation where) {
+  if (detail::tl_tracing) [[unlikely]] {
+    // Contended: threads are queued, or one the last unlock woke has not taken the mutex yet.
+    const bool waiting = (state_.load(std::memory_order_relaxed) & (kQueued | kWoken)) != 0;
+    detail::trace_record(Trace::EventKind::release, "Mutex::unlock", id_, where,
+                         rt_->now() - held_since_, waiting);
+  }
+  Runtime& rt = *rt_;
+  const std::uint64_t id = id_;
+  release();
+  // A scheduling point after the release: a waiter the release woke (or any other thread) may
+  // take the mutex before this thread locks it again. Without it, a thread that unlocks and
+  // relocks runs straight on to its next lock call with the mutex free, and an interleaving in
+  // which another thread gets the mutex between the two critical sections needs a switch there.
+  // Another thread may destroy the mutex from here on: only the copies above are used.
+  rt.schedule_point({"Mutex::unlock", id, where});
 }
 
 void Mutex::unlock_slow() noexcept {

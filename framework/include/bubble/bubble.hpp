@@ -104,6 +104,11 @@ struct Options {
   std::optional<Schedule> replay{};
   // Records a Trace of the run (RunResult::trace, RunFailure::trace).
   bool trace = false;
+  // What the trace shows (with `trace`): TraceLevel::every_event (the default), or
+  // skip_uncontended_locks (drops lock/unlock pairs nobody waited for), or blocking_only (only
+  // blocking, contended locks and the user's trace_note / trace_span markers: what stays
+  // readable in a run with thousands of lock operations). See TraceLevel in trace.hpp.
+  TraceLevel trace_level = TraceLevel::every_event;
   // The run fails with RunFailure once it has taken this many scheduling steps (0: no limit).
   // Ends livelocks: threads that keep running without ever letting time advance.
   std::uint64_t max_steps = 100'000'000;

@@ -66,11 +66,15 @@ class Mutex {
     detail::check_caller(binding_, rt_, "Mutex", id_, "Mutex::lock");
     const void* self = enter("Mutex::lock", where);
     std::uint32_t expected = kUnlocked;
+    TimePoint waited_since = kDidNotWait;
     if (!state_.compare_exchange_strong(expected, kLocked, std::memory_order_acquire,
                                         std::memory_order_relaxed)) [[unlikely]] {
-      lock_slow(where);
+      waited_since = lock_slow(where);
     }
     owner_.store(self, std::memory_order_relaxed);
+    if (binding_ != 0) [[unlikely]] {
+      acquired_controlled("Mutex::lock", waited_since, where);
+    }
   }
 
   // Takes the mutex if it is free and returns true; returns false at once otherwise (also in
@@ -83,11 +87,17 @@ class Mutex {
     } while (!state_.compare_exchange_weak(s, s | kLocked, std::memory_order_acquire,
                                            std::memory_order_relaxed));
     owner_.store(self, std::memory_order_relaxed);
+    if (binding_ != 0) [[unlikely]] {
+      acquired_controlled("Mutex::try_lock", kDidNotWait, where);
+    }
     return true;
   }
 
   // Releases the mutex and wakes the first waiting thread, if any (in starvation mode: hands the
-  // mutex to it). Never blocks.
+  // mutex to it). Never blocks. In a bubble it is a scheduling point twice: before the release
+  // and after it, so that a thread the release woke may run (and take the mutex) before the
+  // unlocking thread locks it again; the calling thread does not touch the mutex after the
+  // release.
   // Throws std::logic_error if the calling thread does not hold the mutex (including when it is
   // not locked at all); the mutex is then left unchanged.
   void unlock(SourceLocation where = SourceLocation::current()) {
@@ -95,12 +105,11 @@ class Mutex {
     if (owner_.load(std::memory_order_relaxed) != self) [[unlikely]] {
       throw_not_owner();
     }
-    owner_.store(nullptr, std::memory_order_relaxed);
-    std::uint32_t expected = kLocked;
-    if (!state_.compare_exchange_strong(expected, kUnlocked, std::memory_order_release,
-                                        std::memory_order_relaxed)) [[unlikely]] {
-      unlock_slow();
+    if (binding_ != 0) [[unlikely]] {
+      unlock_controlled(where);
+      return;
     }
+    release();
   }
 
   // Diagnostics and tests: the number of threads blocked in lock(). A snapshot, stale at once
@@ -127,8 +136,25 @@ class Mutex {
     return &detail::tl_mutex_owner_token;
   }
   const void* enter_controlled(const char* kind, SourceLocation where);
-  void lock_slow(SourceLocation where);
+  // Frees the mutex (the owner has been checked).
+  void release() {
+    owner_.store(nullptr, std::memory_order_relaxed);
+    std::uint32_t expected = kLocked;
+    if (!state_.compare_exchange_strong(expected, kUnlocked, std::memory_order_release,
+                                        std::memory_order_relaxed)) [[unlikely]] {
+      unlock_slow();
+    }
+  }
+  // What lock_slow returns when the caller took the mutex without queueing.
+  static constexpr TimePoint kDidNotWait = TimePoint::max();
+  // Waits for the mutex and takes it; returns when the caller began to wait (queued), or
+  // kDidNotWait.
+  TimePoint lock_slow(SourceLocation where);
   void unlock_slow() noexcept;
+  // Controlled runtimes: the trace's acquire event (when a trace is recorded), and unlock with
+  // its release event and its scheduling point after the release.
+  void acquired_controlled(const char* kind, TimePoint waited_since, SourceLocation where);
+  void unlock_controlled(SourceLocation where);
   [[noreturn]] void throw_not_owner() const;
 
   std::atomic<std::uint32_t> state_{kUnlocked};
@@ -136,7 +162,8 @@ class Mutex {
   Runtime* rt_;
   std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
-  friend class CondVar;  // Checks the caller against binding_ for the Mutex it waits with.
+  TimePoint held_since_{};  // When the owner took it; kept only while a bubble records a trace.
+  friend class CondVar;     // Checks the caller against binding_ for the Mutex it waits with.
   // Guards queue_ and every change of kQueued, kWoken and kStarving. The queue is FIFO, except
   // that a woken waiter that loses the race to a newcomer goes back to the front.
   mutable detail::SpinLock spin_;

@@ -15,6 +15,22 @@
 
 namespace bubble {
 
+// How much of a run a Trace shows (Options::trace_level). Every level records every event
+// (Trace::events()); the level decides what text() and chrome_json() show.
+enum class TraceLevel : std::uint8_t {
+  // Everything: every scheduling point, switch, lock and unlock.
+  every_event,
+  // Everything except the lock/unlock pairs nobody waited for: a Mutex lock that did not wait,
+  // followed by its unlock with no thread waiting, is dropped with its scheduling points (the
+  // op, acquire, release and op lines). What remains of the locks is their contention.
+  skip_uncontended_locks,
+  // Only what blocks and what the user marked: spawns, blocks, wake-ups, timeouts, exits, timer
+  // firings, time advances, bubble::wait, failures, contended lock waits and holds, and every
+  // trace_note and trace_span; no scheduling points (op) and no switches (run). The level for a
+  // run with thousands of lock operations.
+  blocking_only,
+};
+
 // Trace is the event log of one bubble run, recorded when Options::trace is set.
 //
 // Events are recorded in the order they happen. Each has the virtual time, the thread (its id in
@@ -36,6 +52,18 @@ class Trace {
     advance,  // Virtual time jumped forward to `time`.
     wait,     // bubble::wait() returned in `thread`.
     failure,  // The run failed; `what` says why.
+    // Locks (Mutex): `thread` took lock `object` through operation `what` ("Mutex::lock",
+    // "Mutex::try_lock"). `contended`: it had to wait; `span`: for how long (virtual time, since
+    // the lock call).
+    acquire,
+    // `thread` released lock `object` (`what`: "Mutex::unlock") after holding it for `span`;
+    // `contended`: threads were waiting for it.
+    release,
+    // User markers (trace_note, trace_span): a note with text `what`; the start and the end of
+    // a span named `what` (the end has the span's length in `span`).
+    note,
+    span_begin,
+    span_end,
   };
 
   struct Event {
@@ -45,6 +73,8 @@ class Trace {
     std::string_view what;  // Text kept by the trace (note() / intern()).
     std::uint64_t object = 0;
     SourceLocation where;
+    Duration span{};         // acquire: time waited; release: time held; span_end: length.
+    bool contended = false;  // acquire: had to wait; release: threads were waiting.
   };
 
   // The events, in order.
@@ -53,14 +83,26 @@ class Trace {
   std::string_view thread_name(std::uint64_t id) const noexcept;
   bool empty() const noexcept { return events_.empty(); }
 
-  // One line per event: "<time> #<thread> <name> <kind> <what> #<object> <file>:<line>", the time
-  // being the virtual time since the start ("0s", "1.5s"); fields that do not apply are omitted.
+  // One line per event the level shows: "<time> #<thread> <name> <kind> <what> #<object>
+  // [<duration>] <file>:<line>", the time being the virtual time since the start ("0s", "1.5s");
+  // fields that do not apply are omitted. The duration reads "waited 1s" on a contended acquire,
+  // "held 2s" on a release and "lasted 3s" on a span_end.
   std::string text() const;
 
-  // The trace in Chrome's trace-event JSON format (opens in Perfetto and chrome://tracing): one
-  // track per thread, named after it; the time a thread spends blocked is a slice named after
-  // what it waited on; other events are instants. Times are virtual microseconds since the start.
+  // The trace in Chrome's trace-event JSON format (opens in Perfetto and chrome://tracing), with
+  // the events the level shows: one track per thread, named after it. Slices ("X" events) on a
+  // thread's track: the time it was blocked, named after what it waited on ("Mutex::lock",
+  // "sleep"); the time from a contended lock call to the acquisition ("Mutex #3 wait"); the time
+  // a lock was held, from acquisition to unlock ("Mutex #3 held"); each trace_span, from its
+  // start to its end. A trace_note is an instant named by its text; other events are instants
+  // named after their kind and operation. Times are virtual microseconds since the start.
   std::string chrome_json() const;
+
+  // What text() and chrome_json() show (the events are recorded whatever the level).
+  TraceLevel level() const noexcept { return level_; }
+  void set_level(TraceLevel level) noexcept { level_ = level; }
+  // For each event, whether the level shows it (the same length as events()).
+  std::vector<bool> shown() const;
 
   // --- Recording (used by the bubble) --------------------------------------------------------
   // Appends `e`; never allocates while reserve_spare() left room.
@@ -81,9 +123,76 @@ class Trace {
 
  private:
   std::vector<Event> events_;
+  TraceLevel level_ = TraceLevel::every_event;
   std::vector<std::string> thread_names_;  // Indexed by thread id.
   std::vector<std::unique_ptr<std::string>> notes_;
   std::map<std::string, std::unique_ptr<std::string>, std::less<>> interned_;
 };
+
+// --- User markers ------------------------------------------------------------------------------
+//
+// Notes and spans the program adds to the trace of the bubble run it is in, on the calling
+// thread's track (in a timer callback: the scheduler's, #0):
+//
+//   bubble::trace_note("flushed a batch of 50");
+//   {
+//     auto span = bubble::trace_span("flush");  // Ends when `span` goes out of scope.
+//     ...
+//   }
+//
+// Outside a bubble, or in a bubble run without Options::trace, both cost one test of a
+// thread-local flag and do nothing: they do not allocate, never block and never throw, so they
+// may stay in production code. They are not scheduling points: adding them does not change a
+// run's schedule.
+
+namespace detail {
+// True while a bubble that records a trace runs on this OS thread (set by the bubble).
+inline constinit thread_local bool tl_tracing = false;
+// Records a user marker or a lock event in the running bubble's trace and returns the trace's
+// copy of `what`; requires tl_tracing. Defined with the bubble.
+std::string_view trace_record(Trace::EventKind kind, std::string_view what, std::uint64_t object,
+                              SourceLocation where, Duration span = {}, bool contended = false);
+// The running bubble's virtual time since its start; requires tl_tracing.
+Duration trace_now() noexcept;
+}  // namespace detail
+
+// Adds a note with `text` (copied) to the trace, at the current virtual time.
+inline void trace_note(std::string_view text, SourceLocation where = SourceLocation::current()) {
+  if (detail::tl_tracing) [[unlikely]]
+    detail::trace_record(Trace::EventKind::note, text, 0, where);
+}
+
+// TraceSpan marks a span of the calling thread's work in the trace: from its construction to its
+// destruction (a slice on the thread's track in chrome_json(); "span_begin" and "span_end ...
+// lasted <d>" lines in text()). Made by trace_span(); neither copyable nor movable, so a span
+// begins and ends on the same thread. Spans on one thread nest like the scopes that hold them.
+class TraceSpan {
+ public:
+  TraceSpan(std::string_view name, SourceLocation where) {
+    if (detail::tl_tracing) [[unlikely]]
+      begin(name, where);
+  }
+  ~TraceSpan() {
+    if (recorded_) [[unlikely]]
+      end();
+  }
+  TraceSpan(const TraceSpan&) = delete;
+  TraceSpan& operator=(const TraceSpan&) = delete;
+
+ private:
+  void begin(std::string_view name, SourceLocation where);
+  void end() noexcept;
+  bool recorded_ = false;
+  Duration start_{};
+  std::string_view name_;  // Kept by the trace.
+  SourceLocation where_;
+};
+
+// Starts a span named `name` (copied) that ends when the returned object is destroyed:
+// `auto span = bubble::trace_span("flush");`. Discarding the result would end the span at once.
+[[nodiscard]] inline TraceSpan trace_span(std::string_view name,
+                                          SourceLocation where = SourceLocation::current()) {
+  return TraceSpan(name, where);
+}
 
 }  // namespace bubble

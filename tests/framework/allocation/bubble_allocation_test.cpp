@@ -108,3 +108,21 @@ TEST(BubbleAllocation, CancelTimerNeverAllocates) {
 }
 
 }  // namespace
+
+namespace {
+
+// trace_note and trace_span outside a bubble, and in a bubble without a trace, cost a test of a
+// thread-local flag and do nothing: no allocation, no event.
+TEST(BubbleAllocation, TraceMarkersAllocateNothingOutsideATracedBubble) {
+  auto markers = [] {
+    bubble::trace_note("flushed a batch of 50");
+    auto span = bubble::trace_span("flush");
+  };
+  EXPECT_EQ(allocations_of(markers), 0u);
+  std::size_t in_untraced = ~std::size_t{0};
+  const bubble::RunResult r = bubble::run([&](Runtime&) { in_untraced = allocations_of(markers); });
+  EXPECT_EQ(in_untraced, 0u);
+  EXPECT_TRUE(r.trace.empty());
+}
+
+}  // namespace
