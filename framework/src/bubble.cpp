@@ -629,6 +629,7 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
       detail::set_current_runtime(b->previous_runtime_ == &system_runtime() ? nullptr
                                                                             : b->previous_runtime_);
       if (b->options_.watchdog.count() > 0) detail::watchdog_unregister(b->watchdog_);
+      detail::PooledStack::run_ended();  // Keeps the stacks this run needed, returns the rest.
     }
   } restore{this};
   if (options_.watchdog.count() > 0) {
