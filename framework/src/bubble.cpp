@@ -34,6 +34,7 @@
 #include <bubble/detail/wait_queue.hpp>
 
 #include "bubble_random.hpp"
+#include "bubble_report.hpp"
 #include "bubble_stack.hpp"
 #include "bubble_watchdog.hpp"
 
@@ -122,10 +123,7 @@ std::string demangle(const char* name) {
   return out;
 }
 
-std::string location_text(const SourceLocation& where) {
-  if (where.line() == 0) return "(unknown location)";
-  return std::string(where.file_name()) + ":" + std::to_string(where.line());
-}
+using detail::location_text;
 
 // The scheduler's random source: bubble::Random (xoshiro256** seeded with splitmix64, the same
 // sequence on every platform), plus the cheap, slightly biased draw the picks use.
@@ -1465,19 +1463,13 @@ std::string Bubble::replay_line() const {
 }
 
 std::string Bubble::thread_report() const {
-  std::string out;
+  std::vector<detail::ReportedThread> threads;
+  threads.reserve(live_);
   for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
-    out += "  thread #" + std::to_string(t->id) + " \"" + t->name + "\": " + state_name(t->state);
-    if (t->state == ThreadState::blocked) {
-      out += " on " + std::string(t->what.kind);
-      if (t->what.object_id != 0) out += " (object #" + std::to_string(t->what.object_id) + ")";
-      out += " at " + location_text(t->what.where);
-    } else {
-      out += ", last at " + std::string(t->what.kind) + " " + location_text(t->what.where);
-    }
-    out += "\n";
+    threads.push_back({t->id, t->name, state_name(t->state), t->state == ThreadState::blocked,
+                       t->what.kind, t->what.object_id, t->what.where});
   }
-  return out;
+  return detail::format_thread_report(threads);
 }
 
 void Bubble::fail(std::string message, bool deadlock) {
