@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,7 +48,7 @@ bool kernel_has_guard_markers() {
   void* p = ::mmap(nullptr, static_cast<std::size_t>(page), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return false;
-  const bool ok = ::madvise(p, static_cast<std::size_t>(page), 102) == 0;
+  const bool ok = ::syscall(SYS_madvise, p, static_cast<std::size_t>(page), 102) == 0;
   ::munmap(p, static_cast<std::size_t>(page));
   return ok;
 }

@@ -113,8 +113,10 @@ struct Options {
   // aborts the process. Zero (or less) disables the watchdog for this run. Time during which the
   // whole process was paused (stopped in a debugger) does not count.
   std::chrono::milliseconds watchdog{10'000};
-  // Usable stack size of each bubble thread (a guard page is added below it). Stacks are pooled:
-  // memory grows with the number of threads alive at once and the pages they touch.
+  // Usable stack size of each bubble thread (a guard page is added below it: an overflow
+  // faults). Stacks are pooled per OS thread without a fixed cap: memory grows with the number
+  // of threads alive at once and the pages they touch; when a run ends, the pool keeps the
+  // stacks that run needed at its peak and returns the rest to the system.
   std::size_t stack_size = 256 * 1024;
   // A name for messages (Runtime::name()); default "bubble", the same for every run, so that a
   // failure's message is byte-identical in its replays and in other processes.
@@ -184,7 +186,10 @@ class RunFailure : public std::runtime_error {
 
 // No thread could run, no timer was pending, and threads remained blocked. The message lists
 // every thread that had not exited: its id, name, state, what it was blocked on (kind and object
-// id) and the source location of the blocking call, then the replay line.
+// id) and the source location of the blocking call, then the replay line. More than 20 threads
+// with the same state, kind and location are one line instead, counting them and naming the
+// first three ("100,000 threads blocked on Channel::receive (object #3) at f.cpp:12: #2 "w",
+// #3 "w", #4 "w" and 99,997 more"). Every RunFailure's message lists threads the same way.
 class DeadlockError : public RunFailure {
  public:
   using RunFailure::RunFailure;

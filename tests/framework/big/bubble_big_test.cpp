@@ -1,6 +1,6 @@
 // Big bubbles: 100,000 threads in one run, and the failure message of a 100,000-thread deadlock
-// stays a few lines long. Labelled `big` (their own program): they take seconds in a release
-// build and far longer under sanitizers.
+// stays a few lines long. Their own program, labelled `big`: seconds in a release build, tens of
+// seconds under AddressSanitizer.
 
 #include <bubble/bubble.hpp>
 
