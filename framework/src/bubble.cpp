@@ -148,7 +148,18 @@ struct Ctx {
   EhGlobals eh;
   const void* stack_bottom = nullptr;
   std::size_t stack_size = 0;
+  // A canary-checked stack's lowest word (Options::stack_guard = canary); nullptr otherwise.
+  const std::uint64_t* canary = nullptr;
 };
+
+// Aborts the process: the canary of `t`'s stack was overwritten (defined with the failures).
+[[noreturn, gnu::cold]] void stack_overflow(const Ctx& t) noexcept;
+
+// Checks the canary of a stack that is switched out of or ends.
+inline void check_canary(const Ctx& c) noexcept {
+  if (c.canary != nullptr && *c.canary != detail::PooledStack::kCanary) [[unlikely]]
+    stack_overflow(c);
+}
 
 enum class ThreadState : std::uint8_t { runnable, running, blocked, exited };
 
@@ -805,6 +816,7 @@ void Bubble::unwind_everyone() noexcept {
 
 void Bubble::switch_to(Ctx& to) {
   Ctx* self = running_;
+  check_canary(*self);
   from_ = self;
   running_ = &to;
   self->eh = *eh_;
@@ -970,7 +982,8 @@ std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void
     t->priority = static_cast<std::uint64_t>(strategy_.depth()) + (rng_.next() >> 2);
   }
   boost::context::stack_context sctx;
-  detail::PooledStack alloc(options_.stack_size, &sctx);
+  const bool guarded = options_.stack_guard == StackGuard::page;
+  detail::PooledStack alloc(options_.stack_size, guarded, &sctx);
   try {
     t->ctx = fiber(std::allocator_arg, alloc, [this, t](fiber&& caller) {
 #ifdef BUBBLE_ENGINE_ASAN
@@ -984,6 +997,7 @@ std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void
 #endif
       arrived(std::move(caller));
       fiber_main(t);
+      check_canary(*t);
       Ctx* next = exit_current(t);
       from_ = nullptr;  // This fiber is finished: nobody stores its continuation.
       running_ = next;
@@ -1001,6 +1015,7 @@ std::unique_ptr<ThreadHandle> Bubble::spawn(std::string name, std::function<void
   // record at the top of the same allocation).
   t->stack_size = sctx.size;
   t->stack_bottom = static_cast<const char*>(sctx.sp) - sctx.size;
+  if (!guarded) t->canary = static_cast<const std::uint64_t*>(t->stack_bottom);
   // Link into the live list.
   t->prev_live = live_tail_;
   if (live_tail_ != nullptr) {
@@ -1498,6 +1513,19 @@ void Bubble::fail_with_exception(BThread* t, std::exception_ptr e) {
                                  : std::string("a timer callback");
   fail(who + " threw " + what, false);
   failure_exception_ = std::move(e);
+}
+
+void stack_overflow(const Ctx& c) noexcept {
+  const auto& t = static_cast<const BThread&>(c);
+  const std::string runtime = t.bubble != nullptr ? std::string(t.bubble->name()) : "bubble";
+  std::fprintf(stderr,
+               "bubble: stack overflow in thread #%llu \"%s\" of %s: the canary at the low end "
+               "of its %zu-byte stack was overwritten (Options::stack_guard = canary; raise "
+               "Options::stack_size). Its last scheduling point was %s at %s. Aborting.\n",
+               static_cast<unsigned long long>(t.id), t.name.c_str(), runtime.c_str(), t.stack_size,
+               std::string(t.what.kind).c_str(), location_text(t.what.where).c_str());
+  std::fflush(stderr);
+  std::abort();
 }
 
 std::string Bubble::describe_for_watchdog(const void* self) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -79,7 +80,8 @@ struct Chunk {
 // address of its guard page.
 struct SizeClass {
   std::size_t usable = 0;
-  std::size_t stride = 0;     // usable + one guard page.
+  bool guarded = true;        // Slots start with a guard page (else: canary stacks).
+  std::size_t stride = 0;     // usable (+ one guard page if guarded).
   std::vector<Chunk> chunks;  // Sorted by base.
   std::vector<char*> free;    // Capacity >= every slot of `chunks`: pushing never allocates.
   std::size_t in_use = 0;
@@ -108,7 +110,7 @@ struct SizeClass {
     if (mem == MAP_FAILED) throw std::bad_alloc();
     char* base = static_cast<char*>(mem);
     try {
-      for (std::size_t i = 0; i < kPerChunk; ++i) {
+      for (std::size_t i = 0; guarded && i < kPerChunk; ++i) {
         if (!install_guard(base + i * stride)) throw std::bad_alloc();
       }
       free.reserve((chunks.size() + 1) * kPerChunk);
@@ -152,19 +154,20 @@ class Pool {
       }
     }
   }
-  // The class of `usable`-sized stacks, created if needed.
-  SizeClass& of(std::size_t usable) {
-    if (SizeClass* c = find(usable)) return *c;
+  // The class of `usable`-sized stacks, guarded or not, created if needed.
+  SizeClass& of(std::size_t usable, bool guarded) {
+    if (SizeClass* c = find(usable, guarded)) return *c;
     SizeClass c;
     c.usable = usable;
-    c.stride = usable + page_size();
+    c.guarded = guarded;
+    c.stride = usable + (guarded ? page_size() : 0);
     classes_.push_back(std::move(c));
     return classes_.back();
   }
-  // The existing class of `usable`-sized stacks, or nullptr. Never allocates.
-  SizeClass* find(std::size_t usable) noexcept {
+  // The existing class, or nullptr. Never allocates.
+  SizeClass* find(std::size_t usable, bool guarded) noexcept {
     for (SizeClass& c : classes_) {
-      if (c.usable == usable) return &c;
+      if (c.usable == usable && c.guarded == guarded) return &c;
     }
     return nullptr;
   }
@@ -187,7 +190,7 @@ std::size_t PooledStack::round_size(std::size_t usable_size) noexcept {
 
 boost::context::stack_context PooledStack::allocate() {
   const std::size_t usable = round_size(size_);
-  SizeClass& c = tl_pool.of(usable);
+  SizeClass& c = tl_pool.of(usable, guarded_);
   if (c.free.empty()) c.grow();
   char* slot = c.free.back();
   Chunk* chunk = c.chunk_of(slot);
@@ -197,9 +200,11 @@ boost::context::stack_context PooledStack::allocate() {
   c.free.pop_back();
   chunk->in_use |= bit;
   if (++c.in_use > c.peak) c.peak = c.in_use;
+  char* bottom = slot + (guarded_ ? page_size() : 0);
+  if (!guarded_) std::memcpy(bottom, &kCanary, sizeof kCanary);
   boost::context::stack_context sctx;
   sctx.size = usable;
-  sctx.sp = slot + page_size() + usable;
+  sctx.sp = bottom + usable;
   if (out_ != nullptr) *out_ = sctx;
   return sctx;
 }
@@ -207,14 +212,14 @@ boost::context::stack_context PooledStack::allocate() {
 void PooledStack::deallocate(boost::context::stack_context& sctx) noexcept {
   const std::size_t usable = sctx.size;
   char* bottom = static_cast<char*>(sctx.sp) - usable;
-  char* slot = bottom - page_size();
+  char* slot = bottom - (guarded_ ? page_size() : 0);
 #ifdef BUBBLE_STACK_ASAN
   // Frames that never returned (the fiber's entry) leave poisoned redzones behind.
   __asan_unpoison_memory_region(bottom, usable);
 #endif
   // The class exists (allocate() created it on this OS thread, where the fibers of a run live)
   // and its free list has room for every slot: no allocation here.
-  SizeClass* c = tl_pool.find(usable);
+  SizeClass* c = tl_pool.find(usable, guarded_);
   Chunk* chunk = c != nullptr ? c->chunk_of(slot) : nullptr;
   const std::uint64_t bit = chunk != nullptr ? c->bit_of(*chunk, slot) : 0;
   if (chunk == nullptr || (chunk->in_use & bit) == 0) {

@@ -3,6 +3,7 @@
 // Private: the pooled, guard-paged stacks of bubble threads.
 
 #include <cstddef>
+#include <cstdint>
 
 #include <boost/context/stack_context.hpp>
 
@@ -17,7 +18,8 @@ namespace bubble::detail {
 // and a whole chunk stays one kernel mapping (VMA), so the number of threads is bounded by memory,
 // not by vm.max_map_count (65,530 by default). On older kernels the guard page is mprotect'ed to
 // PROT_NONE, which splits the chunk into two mappings per stack, as one mmap per stack would.
-// guard_kind() says which one this process uses.
+// guard_kind() says which one this process uses. Canary stacks (guarded = false) have no guard
+// page: a chunk of them is one mapping on every kernel.
 //
 // Pooling. Released stacks go to a per-OS-thread free list (the threads of one run all live on
 // one OS thread) and are reused by later threads and later runs, most recently released first
@@ -36,9 +38,14 @@ class PooledStack {
   };
 
   // `out`, if not null, receives the context of every stack allocate() hands out.
-  explicit PooledStack(std::size_t usable_size,
+  // The value of a canary stack's lowest word while it has not overflowed.
+  static constexpr std::uint64_t kCanary = 0x5ca1ab1e0ddba11ULL;
+
+  // `guarded`: stacks with a guard page; otherwise with a canary word (kCanary) at the lowest
+  // address of the usable stack, written by allocate() (see Options::stack_guard).
+  explicit PooledStack(std::size_t usable_size, bool guarded = true,
                        boost::context::stack_context* out = nullptr) noexcept
-      : size_(usable_size), out_(out) {}
+      : size_(usable_size), guarded_(guarded), out_(out) {}
 
   // A stack of at least the usable size (rounded by round_size()). Throws std::bad_alloc if the
   // memory cannot be mapped.
@@ -67,6 +74,7 @@ class PooledStack {
 
  private:
   std::size_t size_;
+  bool guarded_;
   boost::context::stack_context* out_;
 };
 

@@ -181,4 +181,71 @@ TEST(BubbleStacksDeathTest, AnOverflowFaultsOnTheGuardPage) {
   EXPECT_EXIT(overflow_a_thread(), ::testing::ExitedWithCode(3), "fault on the guard page");
 }
 
+// Recurses `depth` frames of 1 KiB, each written whole, then reaches a scheduling point.
+int fill_then_yield(Runtime& rt, int depth) {
+  volatile char frame[1024];
+  for (char& c : const_cast<char(&)[1024]>(frame)) c = static_cast<char>(depth);
+  if (depth == 0) {
+    rt.yield();
+    return frame[0];
+  }
+  return fill_then_yield(rt, depth - 1) + frame[1];
+}
+
+// `exit_after`: the thread ends the process (exit code 5) once back from its scheduling point.
+void run_with_canary_stacks(int depth, bool exit_after = false) {
+  bubble::Options o;
+  o.stack_size = kStackSize;
+  o.stack_guard = bubble::StackGuard::canary;
+  bubble::run(o, [depth, exit_after](Runtime& rt) {
+    auto t = rt.spawn("deep", [&rt, depth, exit_after] {
+      (void)fill_then_yield(rt, depth);
+      if (exit_after) std::_Exit(5);
+    });
+    // Runnable when "deep" yields, so that the yield switches to it.
+    auto other = rt.spawn("other", [&rt] { rt.yield(); });
+    t->join();
+    other->join();
+  });
+}
+
+// With canary stacks, a thread that overran its stack is reported when it next switches out
+// (before it can run on), and when it ends.
+TEST(BubbleStacksDeathTest, ACanaryStackOverflowIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const int too_deep = static_cast<int>(kStackSize / 1024) + 8;
+  const char* report =
+      "bubble: stack overflow in thread #2 \"deep\" of bubble: the canary at the low end of its "
+      "65536-byte stack was overwritten .* Its last scheduling point was yield at .*"
+      "bubble_stack_test.cpp:[0-9]+";
+  EXPECT_DEATH(run_with_canary_stacks(too_deep, true), report);
+  EXPECT_DEATH(run_with_canary_stacks(too_deep), report);
+}
+
+// Canary stacks that do not overflow run as guarded ones do, and take no guard pages: 10,000 of
+// them alive at once add about one mapping per chunk of 64 on every kernel.
+TEST(BubbleStacks, CanaryStacksRunWithoutGuardPages) {
+  run_with_canary_stacks(8);
+  bubble::Options o;
+  o.stack_size = kStackSize;
+  o.stack_guard = bubble::StackGuard::canary;
+  const std::int64_t before = mapping_count();
+  std::int64_t during = 0;
+  int ran = 0;
+  bubble::run(o, [&](Runtime& rt) {
+    std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
+    for (int i = 0; i < 10'000; ++i) {
+      threads.push_back(rt.spawn("t", [&rt, &ran] {
+        rt.sleep_for(std::chrono::seconds(1));
+        ++ran;
+      }));
+    }
+    rt.yield();
+    during = mapping_count();
+    for (auto& t : threads) t->join();
+  });
+  EXPECT_EQ(ran, 10'000);
+  EXPECT_LT(during - before, 10'000 / 64 + 50) << "before " << before << ", during " << during;
+}
+
 }  // namespace

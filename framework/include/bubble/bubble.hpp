@@ -93,6 +93,9 @@ struct Unwind final {};
 // the same instant as a TimePoint, what now() returns at the start of such a run.
 inline constexpr WallTime kDefaultStart{kStart.time_since_epoch()};
 
+// How the stacks of bubble threads catch overflows (Options::stack_guard).
+enum class StackGuard : std::uint8_t { page, canary };
+
 struct Options {
   // Where the clock starts. now() is the TimePoint with the same count since the epoch, and
   // wall_now() the same instant, so traces and logs are identical in every run.
@@ -118,6 +121,16 @@ struct Options {
   // of threads alive at once and the pages they touch; when a run ends, the pool keeps the
   // stacks that run needed at its peak and returns the rest to the system.
   std::size_t stack_size = 256 * 1024;
+  // How overflows of those stacks are caught. page: a guard page below each stack faults on the
+  // first access past it (SIGSEGV, at the faulting instruction). canary: no guard page; a canary
+  // word at the stack's low end is checked whenever the thread switches out and when it ends,
+  // and an overwritten one aborts the process with "bubble: stack overflow in thread #<id>
+  // "<name>"" (the overflow may already have corrupted the memory below; a frame that jumps
+  // over the canary word without writing it goes unseen). With page guards a
+  // bubble needs a kernel mapping per chunk of 64 stacks on Linux 6.13 and later, but two per
+  // stack on older kernels (at most ~32,000 threads under the default vm.max_map_count); canary
+  // stacks need one per chunk everywhere.
+  StackGuard stack_guard = StackGuard::page;
   // A name for messages (Runtime::name()); default "bubble", the same for every run, so that a
   // failure's message is byte-identical in its replays and in other processes.
   std::string name{};
