@@ -34,6 +34,7 @@
 #include <bubble/detail/wait_queue.hpp>
 
 #include "bubble_random.hpp"
+#include "bubble_report.hpp"
 #include "bubble_stack.hpp"
 #include "bubble_stacks.hpp"
 #include "bubble_watchdog.hpp"
@@ -115,10 +116,7 @@ EhGlobals* eh_globals() noexcept {
   return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
 }
 
-std::string location_text(const SourceLocation& where) {
-  if (where.line() == 0) return "(unknown location)";
-  return std::string(where.file_name()) + ":" + std::to_string(where.line());
-}
+using detail::location_text;
 
 // The scheduler's random source: bubble::Random (xoshiro256** seeded with splitmix64, the same
 // sequence on every platform), plus the cheap, slightly biased draw the picks use.
@@ -143,7 +141,18 @@ struct Ctx {
   EhGlobals eh;
   const void* stack_bottom = nullptr;
   std::size_t stack_size = 0;
+  // A canary-checked stack's lowest word (Options::stack_guard = canary); nullptr otherwise.
+  const std::uint64_t* canary = nullptr;
 };
+
+// Aborts the process: the canary of `t`'s stack was overwritten (defined with the failures).
+[[noreturn, gnu::cold]] void stack_overflow(const Ctx& t) noexcept;
+
+// Checks the canary of a stack that is switched out of or ends.
+inline void check_canary(const Ctx& c) noexcept {
+  if (c.canary != nullptr && *c.canary != detail::PooledStack::kCanary) [[unlikely]]
+    stack_overflow(c);
+}
 
 enum class ThreadState : std::uint8_t { runnable, running, blocked, exited };
 
@@ -641,6 +650,7 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
       detail::set_current_runtime(b->previous_runtime_ == &system_runtime() ? nullptr
                                                                             : b->previous_runtime_);
       if (b->options_.watchdog.count() > 0) detail::watchdog_unregister(b->watchdog_);
+      detail::PooledStack::run_ended();  // Keeps the stacks this run needed, returns the rest.
     }
   } restore{this};
   if (options_.watchdog.count() > 0) {
@@ -818,6 +828,7 @@ void Bubble::unwind_everyone() noexcept {
 
 void Bubble::switch_to(Ctx& to) {
   Ctx* self = running_;
+  check_canary(*self);
   from_ = self;
   running_ = &to;
   self->eh = *eh_;
@@ -988,7 +999,8 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
     t->priority = static_cast<std::uint64_t>(strategy_.depth()) + (rng_.next() >> 2);
   }
   boost::context::stack_context sctx;
-  detail::PooledStack alloc(options_.stack_size, &sctx);
+  const bool guarded = options_.stack_guard == StackGuard::page;
+  detail::PooledStack alloc(options_.stack_size, guarded, &sctx);
   try {
     t->ctx = fiber(std::allocator_arg, alloc, [this, t](fiber&& caller) {
 #ifdef BUBBLE_ENGINE_ASAN
@@ -1002,6 +1014,7 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
 #endif
       arrived(std::move(caller));
       fiber_main(t);
+      check_canary(*t);
       Ctx* next = exit_current(t);
       from_ = nullptr;  // This fiber is finished: nobody stores its continuation.
       running_ = next;
@@ -1019,6 +1032,7 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
   // record at the top of the same allocation).
   t->stack_size = sctx.size;
   t->stack_bottom = static_cast<const char*>(sctx.sp) - sctx.size;
+  if (!guarded) t->canary = static_cast<const std::uint64_t*>(t->stack_bottom);
   // Link into the live list.
   t->prev_live = live_tail_;
   if (live_tail_ != nullptr) {
@@ -1483,31 +1497,26 @@ std::string Bubble::replay_line() const {
 }
 
 std::string Bubble::thread_report() const {
-  std::string out;
+  std::vector<detail::ReportedThread> threads;
+  threads.reserve(live_);
   for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
-    out += "  thread #" + std::to_string(t->id) + " \"" + t->name + "\": " + state_name(t->state);
     std::string stack;  // With Options::symbolize_stacks, for a blocked thread.
     std::string user_location;
     if (t->state == ThreadState::blocked && t->blocked_stack) [[unlikely]] {
       stack = detail::stack_lines(*t->blocked_stack, options_.symbolize_stacks, "      ",
                                   &user_location);
+      if (!stack.empty()) {
+        stack = "    stack, innermost first (> marks the first frame of your code):\n" + stack;
+        std::string spawner;
+        (void)detail::stack_lines(*t->spawn_stack, options_.symbolize_stacks, "", &spawner);
+        if (!spawner.empty()) stack += "    spawned at " + spawner + "\n";
+      }
     }
-    if (t->state == ThreadState::blocked) {
-      out += " on " + std::string(t->what.kind);
-      if (t->what.object_id != 0) out += " (object #" + std::to_string(t->what.object_id) + ")";
-      out += " at " + (user_location.empty() ? location_text(t->what.where) : user_location);
-    } else {
-      out += ", last at " + std::string(t->what.kind) + " " + location_text(t->what.where);
-    }
-    out += "\n";
-    if (!stack.empty()) [[unlikely]] {
-      out += "    stack, innermost first (> marks the first frame of your code):\n" + stack;
-      std::string spawner;
-      (void)detail::stack_lines(*t->spawn_stack, options_.symbolize_stacks, "", &spawner);
-      if (!spawner.empty()) out += "    spawned at " + spawner + "\n";
-    }
+    threads.push_back({t->id, t->name, state_name(t->state), t->state == ThreadState::blocked,
+                       t->what.kind, t->what.object_id, t->what.where, std::move(user_location),
+                       std::move(stack)});
   }
-  return out;
+  return detail::format_thread_report(threads);
 }
 
 void Bubble::fail(std::string message, bool deadlock) {
@@ -1536,6 +1545,19 @@ void Bubble::fail_with_exception(BThread* t, std::exception_ptr e) {
                                  : std::string("a timer callback");
   fail(who + " threw " + what, false);
   failure_exception_ = std::move(e);
+}
+
+void stack_overflow(const Ctx& c) noexcept {
+  const auto& t = static_cast<const BThread&>(c);
+  const std::string runtime = t.bubble != nullptr ? std::string(t.bubble->name()) : "bubble";
+  std::fprintf(stderr,
+               "bubble: stack overflow in thread #%llu \"%s\" of %s: the canary at the low end "
+               "of its %zu-byte stack was overwritten (Options::stack_guard = canary; raise "
+               "Options::stack_size). Its last scheduling point was %s at %s. Aborting.\n",
+               static_cast<unsigned long long>(t.id), t.name.c_str(), runtime.c_str(), t.stack_size,
+               std::string(t.what.kind).c_str(), location_text(t.what.where).c_str());
+  std::fflush(stderr);
+  std::abort();
 }
 
 std::string Bubble::describe_for_watchdog(const void* self) {

@@ -94,6 +94,9 @@ struct Unwind final {};
 // the same instant as a TimePoint, what now() returns at the start of such a run.
 inline constexpr WallTime kDefaultStart{kStart.time_since_epoch()};
 
+// How the stacks of bubble threads catch overflows (Options::stack_guard).
+enum class StackGuard : std::uint8_t { page, canary };
+
 struct Options {
   // Where the clock starts. now() is the TimePoint with the same count since the epoch, and
   // wall_now() the same instant, so traces and logs are identical in every run.
@@ -119,9 +122,21 @@ struct Options {
   // aborts the process. Zero (or less) disables the watchdog for this run. Time during which the
   // whole process was paused (stopped in a debugger) does not count.
   std::chrono::milliseconds watchdog{10'000};
-  // Usable stack size of each bubble thread (a guard page is added below it). Stacks are pooled:
-  // memory grows with the number of threads alive at once and the pages they touch.
+  // Usable stack size of each bubble thread (a guard page is added below it: an overflow
+  // faults). Stacks are pooled per OS thread without a fixed cap: memory grows with the number
+  // of threads alive at once and the pages they touch; when a run ends, the pool keeps the
+  // stacks that run needed at its peak and returns the rest to the system.
   std::size_t stack_size = 256 * 1024;
+  // How overflows of those stacks are caught. page: a guard page below each stack faults on the
+  // first access past it (SIGSEGV, at the faulting instruction). canary: no guard page; a canary
+  // word at the stack's low end is checked whenever the thread switches out and when it ends,
+  // and an overwritten one aborts the process with "bubble: stack overflow in thread #<id>
+  // "<name>"" (the overflow may already have corrupted the memory below; a frame that jumps
+  // over the canary word without writing it goes unseen). With page guards a
+  // bubble needs a kernel mapping per chunk of 64 stacks on Linux 6.13 and later, but two per
+  // stack on older kernels (at most ~32,000 threads under the default vm.max_map_count); canary
+  // stacks need one per chunk everywhere.
+  StackGuard stack_guard = StackGuard::page;
   // A name for messages (Runtime::name()); default "bubble", the same for every run, so that a
   // failure's message is byte-identical in its replays and in other processes.
   std::string name{};
@@ -199,7 +214,10 @@ class RunFailure : public std::runtime_error {
 
 // No thread could run, no timer was pending, and threads remained blocked. The message lists
 // every thread that had not exited: its id, name, state, what it was blocked on (kind and object
-// id) and the source location of the blocking call, then the replay line.
+// id) and the source location of the blocking call, then the replay line. More than 20 threads
+// with the same state, kind and location are one line instead, counting them and naming the
+// first three ("100,000 threads blocked on Channel::receive (object #3) at f.cpp:12: #2 "w",
+// #3 "w", #4 "w" and 99,997 more"). Every RunFailure's message lists threads the same way.
 class DeadlockError : public RunFailure {
  public:
   using RunFailure::RunFailure;

@@ -1,0 +1,155 @@
+// How the bubble scales with the number of threads alive at once: N threads each sleep 10 times
+// (each sleep: a timer, a park, a fire, a wake-up, two switches), N from 10 to 100,000. Items:
+// thread operations (spawn, 10 sleeps, exit, join: 13 per thread). The baseline is the N = 10
+// row of the same run: time per thread operation should stay flat (within 2x) up to 100,000.
+//
+// Baseline of the machine: N raw Boost.Context fibers on stacks laid out as the bubble lays out
+// its own (256 KiB + a 4 KiB page apart, in one mapping), each resumed 11 times round-robin
+// (10 sleeps and the exit). Items: resumes. It shows what the memory hierarchy alone does once N
+// threads' stack tops no longer fit in the caches and the TLB.
+//
+// One untimed run first warms the stack pool (a run keeps the stacks it needed for the next).
+// Counter maps_per_1k_threads: the kernel memory mappings (lines of /proc/self/maps) the process
+// has, beyond those it had before its first benchmark, per 1,000 threads, while the N threads of
+// that warm-up run are all alive (asleep).
+
+#include <benchmark/benchmark.h>
+
+#include <bubble/bubble.hpp>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/stack_context.hpp>
+
+#include <sys/mman.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using bubble::Runtime;
+
+constexpr std::int64_t kSleepsPerThread = 10;
+constexpr std::int64_t kOpsPerThread = kSleepsPerThread + 3;  // spawn, sleeps, exit, join
+
+std::int64_t mapping_count() {
+  std::ifstream maps("/proc/self/maps");
+  std::int64_t n = 0;
+  for (std::string line; std::getline(maps, line);) ++n;
+  return n;
+}
+
+// The mappings of the process before any benchmark ran (initialised before main()).
+const std::int64_t kMappingsAtStart = mapping_count();
+
+// N threads, each sleeping kSleepsPerThread times; `alive` runs once all of them are asleep.
+template <typename Alive>
+void sleeping_threads(const bubble::Options& o, std::int64_t n, Alive alive) {
+  bubble::run(o, [&](Runtime& rt) {
+    std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
+    threads.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      threads.push_back(rt.spawn("sleeper", [&rt, i] {
+        for (std::int64_t k = 0; k < kSleepsPerThread; ++k) {
+          rt.sleep_for(std::chrono::milliseconds(1 + (i + k) % 7));
+        }
+      }));
+    }
+    alive();
+    for (auto& t : threads) t->join();
+  });
+}
+
+// Hands out consecutive slices of one mapping, again from the first after reset(); frees
+// nothing (the mapping goes at the end).
+class SliceStacks {
+ public:
+  static constexpr std::size_t kStride = 256 * 1024 + 4096;
+  explicit SliceStacks(std::size_t n) : bytes_(n * kStride) {
+    void* mem = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) throw std::bad_alloc();
+    base_ = static_cast<char*>(mem);
+  }
+  SliceStacks(const SliceStacks&) = delete;
+  SliceStacks& operator=(const SliceStacks&) = delete;
+  ~SliceStacks() { ::munmap(base_, bytes_); }
+  void reset() noexcept { used_ = 0; }
+  // A Boost.Context stack allocator over the next slice.
+  struct Allocator {
+    SliceStacks* stacks;
+    boost::context::stack_context allocate() {
+      boost::context::stack_context sctx;
+      sctx.size = kStride - 4096;
+      sctx.sp = stacks->base_ + (++stacks->used_) * kStride;
+      return sctx;
+    }
+    void deallocate(boost::context::stack_context&) noexcept {}
+  };
+
+ private:
+  char* base_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::size_t used_ = 0;
+};
+
+void BM_RawFibers(benchmark::State& state) {
+  namespace ctx = boost::context;
+  const std::int64_t n = state.range(0);
+  constexpr int kResumes = kSleepsPerThread + 1;
+  SliceStacks stacks(static_cast<std::size_t>(n));  // Reused by every run, as a warm pool.
+  auto run_once = [&] {
+    stacks.reset();
+    std::vector<ctx::fiber> fibers;
+    fibers.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      fibers.emplace_back(std::allocator_arg, SliceStacks::Allocator{&stacks},
+                          [](ctx::fiber&& main) {
+                            for (int k = 0; k + 1 < kResumes; ++k) main = std::move(main).resume();
+                            return std::move(main);
+                          });
+    }
+    for (int k = 0; k < kResumes; ++k) {
+      for (auto& f : fibers) f = std::move(f).resume();
+    }
+    benchmark::DoNotOptimize(fibers.data());
+  };
+  run_once();  // Untimed: faults the stacks' pages in.
+  for (auto _ : state) run_once();
+  state.SetItemsProcessed(state.iterations() * n * kResumes);
+}
+BENCHMARK(BM_RawFibers)
+    ->Arg(10)
+    ->Arg(100)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_SleepingThreads(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  bubble::Options o;
+  o.max_steps = 0;
+  o.watchdog = std::chrono::milliseconds{0};
+  std::int64_t mappings = 0;
+  sleeping_threads(o, n, [&] { mappings = mapping_count() - kMappingsAtStart; });
+  for (auto _ : state) sleeping_threads(o, n, [] {});
+  state.SetItemsProcessed(state.iterations() * n * kOpsPerThread);
+  state.counters["maps_per_1k_threads"] =
+      static_cast<double>(mappings) * 1000.0 / static_cast<double>(n);
+}
+BENCHMARK(BM_SleepingThreads)
+    ->Arg(10)
+    ->Arg(100)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
