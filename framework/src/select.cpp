@@ -17,6 +17,7 @@
 #include <bubble/detail/select_engine.hpp>
 
 #include <cstddef>
+#include <functional>
 
 namespace bubble::detail {
 namespace {
@@ -90,7 +91,7 @@ std::size_t run_select(SelectCase* cases, std::size_t n, bool has_default, std::
   for (std::size_t i = 0; i < n; ++i) {
     if (!is_channel_case(cases[i])) continue;
     std::size_t j = m++;
-    while (j > 0 && cases[order[j - 1]].channel > cases[i].channel) {
+    while (j > 0 && std::less<void*>{}(cases[i].channel, cases[order[j - 1]].channel)) {
       order[j] = order[j - 1];
       --j;
     }
