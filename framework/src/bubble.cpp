@@ -387,6 +387,7 @@ class Bubble final : public Runtime {
   Duration elapsed() const noexcept { return now_ - start_; }
   bool cancel_timer(TimerId id) noexcept override;
   void schedule_point(const WaitInfo& what) override;
+  std::size_t choose(std::size_t n, const WaitInfo& what) override;
   void yield(SourceLocation where) override;
   std::uint64_t new_object_id() noexcept override { return ++object_ids_; }
 
@@ -428,6 +429,7 @@ class Bubble final : public Runtime {
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
   std::uint32_t pick(std::size_t n, BThread* first, BThread* last);
+  std::uint32_t pick_other(std::size_t n);
   void record(std::uint32_t idx);
   void record_pick(std::uint32_t idx);
   void step(const WaitInfo* what);
@@ -1336,6 +1338,29 @@ std::uint32_t Bubble::pick(std::size_t n, BThread* first, BThread* last) {
   return 0;
 }
 
+// A decision among n > 1 candidates that are not threads (due timers, ready select cases): fifo
+// takes the first; choices consumes a pick; random and PCT draw from the generator.
+std::uint32_t Bubble::pick_other(std::size_t n) {
+  switch (strategy_.kind()) {
+    case Strategy::Kind::fifo:
+      return 0;
+    case Strategy::Kind::choices:
+      return pick(n, nullptr, nullptr);
+    case Strategy::Kind::random:
+    case Strategy::Kind::pct:
+      return rng_.below(n);
+  }
+  return 0;
+}
+
+std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
+  check_thread("choose");
+  if (n <= 1 || unwinding_) return 0;
+  const std::uint32_t idx = pick_other(n);
+  record(idx);
+  return idx;
+}
+
 inline void Bubble::record(std::uint32_t idx) {
   ++schedule_.decisions;
   if (idx == 0) {
@@ -1439,9 +1464,7 @@ void Bubble::fire_due_timers() {
       const std::size_t n = due_.size() - begin;
       std::uint32_t idx = 0;
       if (n > 1 && !unwinding_) {
-        idx = strategy_.kind() == Strategy::Kind::fifo      ? 0
-              : strategy_.kind() == Strategy::Kind::choices ? pick(n, nullptr, nullptr)
-                                                            : rng_.below(n);
+        idx = pick_other(n);
         record(idx);
       }
       TimerEntry e;
@@ -1512,9 +1535,18 @@ std::string Bubble::thread_report() const {
         if (!spawner.empty()) stack += "    spawned at " + spawner + "\n";
       }
     }
+    std::string cases;  // A select's cases, listed after its location.
+    if (t->state == ThreadState::blocked) {
+      for (std::size_t i = 0; i < t->what.case_count; ++i) {
+        const WaitInfo& c = t->what.cases[i];
+        cases += i == 0 ? ", cases: " : "; ";
+        cases += "[" + std::to_string(i) + "] " + std::string(c.kind);
+        if (c.object_id != 0) cases += " (object #" + std::to_string(c.object_id) + ")";
+      }
+    }
     threads.push_back({t->id, t->name, state_name(t->state), t->state == ThreadState::blocked,
                        t->what.kind, t->what.object_id, t->what.where, std::move(user_location),
-                       std::move(stack)});
+                       std::move(cases), std::move(stack)});
   }
   return detail::format_thread_report(threads);
 }

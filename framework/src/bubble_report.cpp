@@ -30,6 +30,7 @@ std::string thread_line(const ReportedThread& t) {
     out += " on " + std::string(t.kind);
     if (t.object_id != 0) out += " (object #" + std::to_string(t.object_id) + ")";
     out += " at " + (t.user_location.empty() ? location_text(t.where) : t.user_location);
+    out += t.after_location;
   } else {
     out += ", last at " + std::string(t.kind) + " " + location_text(t.where);
   }

@@ -25,6 +25,8 @@ struct ReportedThread {
   SourceLocation where;
   // If not empty: the location to show instead of `where` (the user's frame of a captured stack).
   std::string user_location{};
+  // Text that ends the thread's own line after its location (a select's cases).
+  std::string after_location{};
   // Lines that follow the thread's own line (its stack), each ending with a newline; a thread
   // summarised in a group line shows none.
   std::string details{};

@@ -8,6 +8,7 @@
 #include <bubble/context.hpp>
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
+#include <bubble/random.hpp>
 
 namespace bubble {
 namespace {
@@ -112,6 +113,11 @@ Runtime& current_runtime() noexcept {
 bool in_bubble() noexcept {
   const Runtime* rt = tl_current_runtime;
   return rt != nullptr && rt->controlled();
+}
+
+std::size_t Runtime::choose(std::size_t n, const WaitInfo& /*what*/) {
+  if (n <= 1) return 0;
+  return static_cast<std::size_t>(random().below(n));
 }
 
 void Runtime::sleep_until(TimePoint deadline, SourceLocation where) {

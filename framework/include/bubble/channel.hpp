@@ -13,6 +13,7 @@
 
 #include <bubble/context.hpp>
 #include <bubble/detail/runtime_check.hpp>
+#include <bubble/detail/select_claim.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/detail/wake_list.hpp>
@@ -23,6 +24,11 @@
 #include <bubble/time.hpp>
 
 namespace bubble {
+
+namespace detail {
+template <class T>
+struct SelectChannel;  // bubble::select's access to a channel (select.hpp).
+}  // namespace detail
 
 // Channel<T> is a Go channel: a first-in-first-out queue of T values between threads, buffered
 // (capacity > 0) or unbuffered (capacity 0), that can be closed.
@@ -160,13 +166,13 @@ class Channel {
     Lock lock(*this);
     if (closed_) throw std::logic_error("bubble::Channel: close of a closed channel");
     closed_ = true;
-    while (Waiter* r = receivers_.pop_front()) {
+    while (Waiter* r = detail::pop_claimed(receivers_)) {
       r->status = kClosed;
-      wake.add(*r);
+      wake.add(detail::wake_target(*r));
     }
-    while (Waiter* s = senders_.pop_front()) {
+    while (Waiter* s = detail::pop_claimed(senders_)) {
       s->status = kClosed;
-      wake.add(*s);
+      wake.add(detail::wake_target(*s));
     }
   }
 
@@ -180,11 +186,11 @@ class Channel {
     const std::size_t n = count_;
     while (count_ > 0) (void)pop_locked();
     while (count_ < capacity_) {
-      Waiter* s = senders_.pop_front();
+      Waiter* s = detail::pop_claimed(senders_);
       if (s == nullptr) break;
       push_locked(*static_cast<T*>(s->data));
       s->status = kDone;
-      wake.add(*s);
+      wake.add(detail::wake_target(*s));
     }
     return n;
   }
@@ -202,7 +208,8 @@ class Channel {
     return closed_;
   }
   // The number of threads waiting in send / in receive (a snapshot; for tests and monitoring:
-  // a test can poll it to know that a thread has started waiting).
+  // a test can poll it to know that a thread has started waiting). A thread blocked in
+  // bubble::select counts once per case it has on this channel, until its select returns.
   std::size_t waiting_senders() const noexcept {
     Lock lock(*this);
     return senders_.size();
@@ -216,6 +223,8 @@ class Channel {
   Runtime& runtime() const noexcept { return *rt_; }
 
  private:
+  friend struct detail::SelectChannel<T>;
+
   // Waiter::status values.
   enum : int { kPending = 0, kDone, kClosed, kCanceled, kTimedOut };
 
@@ -372,10 +381,10 @@ class Channel {
 
   // Gives `value` to the longest-waiting receiver or to the buffer; false if neither can take it.
   bool offer_locked(T& value, detail::WakeList& wake) noexcept {
-    if (Waiter* r = receivers_.pop_front()) {
+    if (Waiter* r = detail::pop_claimed(receivers_)) {
       static_cast<std::optional<T>*>(r->data)->emplace(std::move(value));
       r->status = kDone;
-      wake.add(*r);
+      wake.add(detail::wake_target(*r));
       return true;
     }
     if (count_ < capacity_) {
@@ -390,17 +399,17 @@ class Channel {
   std::optional<T> take_locked(detail::WakeList& wake) noexcept {
     if (count_ > 0) {
       std::optional<T> v = pop_locked();
-      if (Waiter* s = senders_.pop_front()) {
+      if (Waiter* s = detail::pop_claimed(senders_)) {
         push_locked(*static_cast<T*>(s->data));
         s->status = kDone;
-        wake.add(*s);
+        wake.add(detail::wake_target(*s));
       }
       return v;
     }
-    if (Waiter* s = senders_.pop_front()) {
+    if (Waiter* s = detail::pop_claimed(senders_)) {
       std::optional<T> v(std::move(*static_cast<T*>(s->data)));
       s->status = kDone;
-      wake.add(*s);
+      wake.add(detail::wake_target(*s));
       return v;
     }
     return std::nullopt;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,10 +21,17 @@ class Context;
 // point: the kind of operation ("Mutex::lock", "Channel::receive", "sleep"), the identity of the
 // object (from Runtime::new_object_id(), so that reports are identical from run to run) and the
 // source location of the call. A bubble shows it in deadlock reports and traces.
+//
+// A wait on several things at once (bubble::select) also lists them: `cases` points at
+// `case_count` WaitInfos, one per case in argument order (each with its own kind, object id and
+// location). They live in the waiting call's frame, so a runtime may read them only while the
+// thread is blocked on this wait (a bubble's deadlock report does), never after it returned.
 struct WaitInfo {
   std::string_view kind;
   std::uint64_t object_id = 0;
   SourceLocation where;
+  const WaitInfo* cases = nullptr;
+  std::size_t case_count = 0;
 };
 
 // The outcome of Runtime::park.
@@ -184,6 +192,18 @@ class Runtime {
 
   // Lets other threads run: a scheduling point in a bubble, std::this_thread::yield() otherwise.
   virtual void yield(SourceLocation where = SourceLocation::current()) = 0;
+
+  // A choice among `n` alternatives that the program leaves to the runtime: which of several
+  // ready cases of a select proceeds. Returns an index in [0, n); 0 at once when n <= 1. `what`
+  // names the operation (for traces). Never blocks; never switches threads.
+  //
+  // In a bubble it is a scheduling decision with n candidates, like a pick among runnable
+  // threads: fifo returns 0 (the first candidate); random and PCT draw from the strategy's
+  // generator; choices consumes the next pick (modulo n); the index is recorded in the run's
+  // Schedule (Schedule::picks), so Options::replay and Strategy::choices reproduce it. On other
+  // runtimes (the default implementation) it is uniform, drawn from bubble::random() of the
+  // calling thread.
+  virtual std::size_t choose(std::size_t n, const WaitInfo& what);
 
   // A fresh identity for a primitive object, unique within this runtime and, in a bubble,
   // the same from run to run.

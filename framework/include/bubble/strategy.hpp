@@ -17,7 +17,9 @@ namespace bubble {
 //     then the run queue in first-in-first-out order; index 0 means "no preemption";
 //   - at yield(): the run queue, then the yielding thread last;
 //   - when the current thread blocks or exits: the run queue;
-//   - when several timers are due: the due timers in creation order.
+//   - when several timers are due: the due timers in creation order;
+//   - when several cases of a bubble::select are ready (Runtime::choose): those cases, in
+//     argument order.
 // So index 0 is always what `fifo` does, and a list of picks made of small numbers and zeros is a
 // schedule with few preemptions (what RapidCheck shrinks towards).
 //

@@ -122,11 +122,11 @@ class After {
 // scheduled time, as for a Timer; d <= 0: now(), delivered at once). The channel belongs to the
 // returned After, which must outlive every wait on it.
 //
-// It is meant as a timeout case of select (bubble::select, which is to come), written as in Go:
+// It is meant as a timeout case of bubble::select (select.hpp), written as in Go:
 //   `select(recv(jobs), recv(after(1s).channel()))` — a temporary After lives until the end of
 //   the full expression, so for the whole select;
-// and, until then, it is received from directly: `after(1s).wait()` sleeps like sleep_for but
-// returns the scheduled time, and `a.channel().receive(ctx)` waits for a timeout or a context.
+// it can also be received from directly: `after(1s).wait()` sleeps like sleep_for but returns the
+// scheduled time, and `a.channel().receive(ctx)` waits for a timeout or a context.
 [[nodiscard]] inline After after(Duration d, Runtime& rt = current_runtime()) {
   return After(d, rt);
 }

@@ -18,6 +18,7 @@
 #include <bubble/latch.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/notification.hpp>
+#include <bubble/select.hpp>
 #include <bubble/semaphore.hpp>
 #include <bubble/wait_group.hpp>
 #include <bubble/weighted_semaphore.hpp>
@@ -221,6 +222,59 @@ TEST(DestroyAfterWake, ChannelReceiveWokenByClose) {
       [](Chan& c) { c.close(); },
       [](Chan& c) { EXPECT_EQ(c.receive().error(), bubble::errc::closed); });
   EXPECT_EQ(returned, kIterations);
+}
+
+// A select parks on a waiter of its own and queues one per case: the waker completes one case
+// and unparks the select, which may destroy every channel (and the context) at once.
+// Fewer iterations: each makes two channels and a context.
+constexpr int kSelectIterations = 20'000;
+
+struct SelectTargets {
+  bubble::Channel<int> a{0};
+  bubble::Channel<int> b{0};
+  std::pair<bubble::Context, bubble::CancelFunc> ctx =
+      bubble::Context::with_cancel(bubble::Context::background());
+};
+
+TEST(DestroyAfterWake, SelectWokenBySend) {
+  using P = SelectTargets;
+  const int returned = destroy_after_wake<P>(
+      [] { return new P; }, kNoArm,
+      [](P& p) { return p.a.waiting_receivers() == 1 && p.b.waiting_receivers() == 1; },
+      [](P& p) { EXPECT_FALSE(p.b.send(7)); },
+      [](P& p) {
+        auto s = bubble::select(bubble::recv(p.a), bubble::recv(p.b), bubble::done(p.ctx.first));
+        EXPECT_TRUE(s.index() == 1 && s.get<1>().value() == 7);
+      },
+      kSelectIterations);
+  EXPECT_EQ(returned, kSelectIterations);
+}
+
+TEST(DestroyAfterWake, SelectWokenByClose) {
+  using P = SelectTargets;
+  const int returned = destroy_after_wake<P>(
+      [] { return new P; }, kNoArm,
+      [](P& p) { return p.a.waiting_senders() == 1 && p.b.waiting_receivers() == 1; },
+      [](P& p) { p.a.close(); },
+      [](P& p) {
+        auto s = bubble::select(bubble::send(p.a, 1), bubble::recv(p.b));
+        EXPECT_TRUE(s.index() == 0 && s.get<0>() == bubble::errc::closed);
+      },
+      kSelectIterations);
+  EXPECT_EQ(returned, kSelectIterations);
+}
+
+TEST(DestroyAfterWake, SelectWokenByCancel) {
+  using P = SelectTargets;
+  const int returned = destroy_after_wake<P>(
+      [] { return new P; }, kNoArm, [](P& p) { return p.a.waiting_receivers() == 1; },
+      [](P& p) { p.ctx.second(); },
+      [](P& p) {
+        auto s = bubble::select(bubble::recv(p.a), bubble::done(p.ctx.first));
+        EXPECT_EQ(s.index(), 1u);
+      },
+      kSelectIterations);
+  EXPECT_EQ(returned, kSelectIterations);
 }
 
 // A timed wait racing with its wake-up: the timeout may fire just after the waker has dequeued the
