@@ -34,6 +34,7 @@
 #include <bubble/detail/wait_queue.hpp>
 
 #include "bubble_random.hpp"
+#include "bubble_report.hpp"
 #include "bubble_stack.hpp"
 #include "bubble_stacks.hpp"
 #include "bubble_watchdog.hpp"
@@ -369,6 +370,9 @@ class Bubble final : public Runtime {
   void schedule_point(const WaitInfo& what) override;
   void yield(SourceLocation where) override;
   std::uint64_t new_object_id() noexcept override { return ++object_ids_; }
+  void name_object(std::uint64_t id, std::string_view name) override {
+    object_names_.insert_or_assign(id, std::string(name));
+  }
 
   // Used by ThreadHandleImpl.
   void join(BThread* t, SourceLocation where);
@@ -429,6 +433,7 @@ class Bubble final : public Runtime {
   void fail(std::string message, bool deadlock);
   void fail_with_exception(BThread* t, std::exception_ptr e);
   std::string thread_report() const;
+  std::vector<detail::ReportThread> report_threads() const;
   std::string replay_line() const;
   std::string when() const;
   void begin_unwind();
@@ -475,6 +480,8 @@ class Bubble final : public Runtime {
   std::size_t live_ = 0;
   std::uint64_t thread_ids_ = 0;
   std::uint64_t object_ids_ = 0;
+  // The names given to objects (Runtime::new_object_id(name)), for reports.
+  std::unordered_map<std::uint64_t, std::string> object_names_;
   RunQueue queue_;
   EhGlobals* eh_ = nullptr;
   bool root_returned_ = false;
@@ -1468,9 +1475,20 @@ std::string Bubble::replay_line() const {
   return line;
 }
 
+std::vector<detail::ReportThread> Bubble::report_threads() const {
+  std::vector<detail::ReportThread> threads;
+  for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
+    threads.push_back({t->id, t->name, t, t->state == ThreadState::blocked ? &t->what : nullptr});
+  }
+  return threads;
+}
+
 std::string Bubble::thread_report() const {
   std::string out;
-  for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
+  const std::vector<detail::ReportThread> threads = report_threads();
+  const detail::ReportView view{threads, &object_names_, start_};
+  std::size_t index = 0;
+  for (const BThread* t = live_head_; t != nullptr; t = t->next_live, ++index) {
     out += "  thread #" + std::to_string(t->id) + " \"" + t->name + "\": " + state_name(t->state);
     std::string stack;  // With Options::symbolize_stacks, for a blocked thread.
     std::string user_location;
@@ -1479,13 +1497,13 @@ std::string Bubble::thread_report() const {
                                   &user_location);
     }
     if (t->state == ThreadState::blocked) {
-      out += " on " + std::string(t->what.kind);
-      if (t->what.object_id != 0) out += " (object #" + std::to_string(t->what.object_id) + ")";
+      out += " on " + detail::blocked_on_text(t->what, view);
       out += " at " + (user_location.empty() ? location_text(t->what.where) : user_location);
     } else {
       out += ", last at " + std::string(t->what.kind) + " " + location_text(t->what.where);
     }
     out += "\n";
+    if (t->state == ThreadState::blocked) out += detail::blocked_detail_lines(threads[index], view);
     if (!stack.empty()) [[unlikely]] {
       out += "    stack, innermost first (> marks the first frame of your code):\n" + stack;
       std::string spawner;
@@ -1502,6 +1520,10 @@ void Bubble::fail(std::string message, bool deadlock) {
   deadlock_ = deadlock;
   std::string text = "bubble: " + (deadlock ? std::string("deadlock: ") : std::string()) + message +
                      when() + " in " + name_ + "\n";
+  if (deadlock) {
+    const std::vector<detail::ReportThread> threads = report_threads();
+    text += detail::cycle_lines({threads, &object_names_, start_});
+  }
   text += thread_report();
   text += replay_line();
   failure_message_ = std::move(text);

@@ -46,6 +46,15 @@ inline void cpu_relax() noexcept {
 Mutex::Mutex(Runtime& rt) noexcept
     : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
 
+Mutex::Mutex(std::string_view name, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)) {}
+
+void Mutex::describe_wait(const void* self, WaitDetail& detail) {
+  const auto* m = static_cast<const Mutex*>(self);
+  detail.holder = m->owner_.load(std::memory_order_relaxed);
+  detail.held_since = m->acquired_at_;
+}
+
 // unlock_slow frees the mutex (its store to state_) while it still holds spin_: a thread may then
 // take the free mutex, unlock it and destroy it while unlock_slow is still releasing spin_. Taking
 // spin_ here waits for that release (unlock_slow touches nothing of *this afterwards: it unparks
@@ -122,7 +131,7 @@ void Mutex::lock_slow(SourceLocation where) {
     }
     ParkResult result;
     try {
-      result = rt_->park(w, kNoDeadline, {"Mutex::lock", id_, where});
+      result = rt_->park(w, kNoDeadline, {"Mutex::lock", id_, where, this, &Mutex::describe_wait});
     } catch (...) {
       // Unwinding (a bubble abandoning this thread): leave no trace in the mutex.
       bool own = false;

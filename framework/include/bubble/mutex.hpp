@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
@@ -55,6 +56,9 @@ class Mutex {
  public:
   // A mutex of `rt`; every thread that uses it must belong to `rt`.
   explicit Mutex(Runtime& rt = current_runtime()) noexcept;
+  // A mutex of `rt` called `name` in deadlock reports ("Mutex::lock "accounts" (object #3)"),
+  // as in `Mutex accounts("accounts")`. The name is recorded once, here.
+  explicit Mutex(std::string_view name, Runtime& rt = current_runtime());
   ~Mutex();
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
@@ -71,6 +75,8 @@ class Mutex {
       lock_slow(where);
     }
     owner_.store(self, std::memory_order_relaxed);
+    if (binding_ != 0) [[unlikely]]
+      acquired_at_ = rt_->now();
   }
 
   // Takes the mutex if it is free and returns true; returns false at once otherwise (also in
@@ -83,6 +89,8 @@ class Mutex {
     } while (!state_.compare_exchange_weak(s, s | kLocked, std::memory_order_acquire,
                                            std::memory_order_relaxed));
     owner_.store(self, std::memory_order_relaxed);
+    if (binding_ != 0) [[unlikely]]
+      acquired_at_ = rt_->now();
     return true;
   }
 
@@ -130,12 +138,16 @@ class Mutex {
   void lock_slow(SourceLocation where);
   void unlock_slow() noexcept;
   [[noreturn]] void throw_not_owner() const;
+  // WaitInfo::describe of a thread blocked in lock(): the owner and since when.
+  static void describe_wait(const void* self, WaitDetail& detail);
 
   std::atomic<std::uint32_t> state_{kUnlocked};
   std::atomic<const void*> owner_{nullptr};
   Runtime* rt_;
   std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
+  // When the owner took the mutex, recorded in a bubble only (for deadlock reports).
+  TimePoint acquired_at_{};
   friend class CondVar;  // Checks the caller against binding_ for the Mutex it waits with.
   // Guards queue_ and every change of kQueued, kWoken and kStarving. The queue is FIFO, except
   // that a woken waiter that loses the race to a newcomer goes back to the front.
