@@ -37,6 +37,7 @@
 #include "bubble_report.hpp"
 #include "bubble_stack.hpp"
 #include "bubble_stacks.hpp"
+#include "bubble_waits.hpp"
 #include "bubble_watchdog.hpp"
 #include "demangle.hpp"
 
@@ -390,6 +391,9 @@ class Bubble final : public Runtime {
   std::size_t choose(std::size_t n, const WaitInfo& what) override;
   void yield(SourceLocation where) override;
   std::uint64_t new_object_id() noexcept override { return ++object_ids_; }
+  void name_object(std::uint64_t id, std::string_view name) override {
+    object_names_.insert_or_assign(id, std::string(name));
+  }
 
   // Used by ThreadHandleImpl.
   void join(BThread* t, SourceLocation where);
@@ -451,6 +455,7 @@ class Bubble final : public Runtime {
   void fail(std::string message, bool deadlock);
   void fail_with_exception(BThread* t, std::exception_ptr e);
   std::string thread_report() const;
+  std::vector<detail::ReportThread> report_threads() const;
   std::string replay_line() const;
   std::string when() const;
   void begin_unwind();
@@ -497,6 +502,8 @@ class Bubble final : public Runtime {
   std::size_t live_ = 0;
   std::uint64_t thread_ids_ = 0;
   std::uint64_t object_ids_ = 0;
+  // The names given to objects (Runtime::new_object_id(name)), for reports.
+  std::unordered_map<std::uint64_t, std::string> object_names_;
   RunQueue queue_;
   EhGlobals* eh_ = nullptr;
   bool root_returned_ = false;
@@ -1519,34 +1526,48 @@ std::string Bubble::replay_line() const {
   return line;
 }
 
+std::vector<detail::ReportThread> Bubble::report_threads() const {
+  std::vector<detail::ReportThread> threads;
+  for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
+    threads.push_back({t->id, t->name, t, t->state == ThreadState::blocked ? &t->what : nullptr});
+  }
+  return threads;
+}
+
 std::string Bubble::thread_report() const {
+  const std::vector<detail::ReportThread> waits = report_threads();
+  const detail::ReportView view{waits, &object_names_, start_};
   std::vector<detail::ReportedThread> threads;
   threads.reserve(live_);
-  for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
-    std::string stack;  // With Options::symbolize_stacks, for a blocked thread.
+  std::size_t index = 0;
+  for (const BThread* t = live_head_; t != nullptr; t = t->next_live, ++index) {
+    const bool blocked = t->state == ThreadState::blocked;
+    std::string details;  // Who could release it; with Options::symbolize_stacks, its stack.
     std::string user_location;
-    if (t->state == ThreadState::blocked && t->blocked_stack) [[unlikely]] {
-      stack = detail::stack_lines(*t->blocked_stack, options_.symbolize_stacks, "      ",
-                                  &user_location);
-      if (!stack.empty()) {
-        stack = "    stack, innermost first (> marks the first frame of your code):\n" + stack;
-        std::string spawner;
-        (void)detail::stack_lines(*t->spawn_stack, options_.symbolize_stacks, "", &spawner);
-        if (!spawner.empty()) stack += "    spawned at " + spawner + "\n";
-      }
-    }
+    std::string blocked_on;
     std::string cases;  // A select's cases, listed after its location.
-    if (t->state == ThreadState::blocked) {
+    if (blocked) {
+      blocked_on = detail::blocked_on_text(t->what, view);
+      details = detail::blocked_detail_lines(waits[index], view);
       for (std::size_t i = 0; i < t->what.case_count; ++i) {
         const WaitInfo& c = t->what.cases[i];
         cases += i == 0 ? ", cases: " : "; ";
-        cases += "[" + std::to_string(i) + "] " + std::string(c.kind);
-        if (c.object_id != 0) cases += " (object #" + std::to_string(c.object_id) + ")";
+        cases += "[" + std::to_string(i) + "] " + detail::blocked_on_text(c, view);
       }
     }
-    threads.push_back({t->id, t->name, state_name(t->state), t->state == ThreadState::blocked,
-                       t->what.kind, t->what.object_id, t->what.where, std::move(user_location),
-                       std::move(cases), std::move(stack)});
+    if (blocked && t->blocked_stack) [[unlikely]] {
+      std::string stack = detail::stack_lines(*t->blocked_stack, options_.symbolize_stacks,
+                                              "      ", &user_location);
+      if (!stack.empty()) {
+        details += "    stack, innermost first (> marks the first frame of your code):\n" + stack;
+        std::string spawner;
+        (void)detail::stack_lines(*t->spawn_stack, options_.symbolize_stacks, "", &spawner);
+        if (!spawner.empty()) details += "    spawned at " + spawner + "\n";
+      }
+    }
+    threads.push_back({t->id, t->name, state_name(t->state), blocked, t->what.kind,
+                       t->what.object_id, t->what.where, std::move(blocked_on),
+                       std::move(user_location), std::move(cases), std::move(details)});
   }
   return detail::format_thread_report(threads);
 }
@@ -1557,6 +1578,10 @@ void Bubble::fail(std::string message, bool deadlock) {
   deadlock_ = deadlock;
   std::string text = "bubble: " + (deadlock ? std::string("deadlock: ") : std::string()) + message +
                      when() + " in " + name_ + "\n";
+  if (deadlock) {
+    const std::vector<detail::ReportThread> threads = report_threads();
+    text += detail::cycle_lines({threads, &object_names_, start_});
+  }
   text += thread_report();
   text += replay_line();
   failure_message_ = std::move(text);

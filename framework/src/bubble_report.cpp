@@ -27,8 +27,12 @@ std::string thread_line(const ReportedThread& t) {
   std::string out = "  thread #" + std::to_string(t.id) + " \"" + std::string(t.name) +
                     "\": " + std::string(t.state);
   if (t.blocked) {
-    out += " on " + std::string(t.kind);
-    if (t.object_id != 0) out += " (object #" + std::to_string(t.object_id) + ")";
+    if (!t.blocked_on.empty()) {
+      out += " on " + t.blocked_on;
+    } else {
+      out += " on " + std::string(t.kind);
+      if (t.object_id != 0) out += " (object #" + std::to_string(t.object_id) + ")";
+    }
     out += " at " + (t.user_location.empty() ? location_text(t.where) : t.user_location);
     out += t.after_location;
   } else {

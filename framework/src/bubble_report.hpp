@@ -23,6 +23,9 @@ struct ReportedThread {
   std::string_view kind;
   std::uint64_t object_id = 0;
   SourceLocation where;
+  // If not empty: what it is blocked on as its own line shows it, replacing kind and object id
+  // (with the object's name: `Mutex::lock "accounts" (object #3)`).
+  std::string blocked_on{};
   // If not empty: the location to show instead of `where` (the user's frame of a captured stack).
   std::string user_location{};
   // Text that ends the thread's own line after its location (a select's cases).

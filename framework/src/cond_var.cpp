@@ -43,6 +43,9 @@ class InWait {
 CondVar::CondVar(Runtime& rt) noexcept
     : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
 
+CondVar::CondVar(std::string_view name, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)) {}
+
 TimePoint CondVar::deadline_after(Duration timeout) const noexcept {
   return detail::deadline_after(*rt_, timeout);
 }

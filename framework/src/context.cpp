@@ -293,9 +293,13 @@ const Context& Context::background() noexcept {
 }
 
 std::pair<Context, CancelFunc> Context::with_cancel(const Context& parent) {
+  return with_cancel(parent, std::string_view());
+}
+
+std::pair<Context, CancelFunc> Context::with_cancel(const Context& parent, std::string_view name) {
   auto state = std::make_shared<ContextState>();
   state->can_end = true;
-  state->id = current_runtime().new_object_id();
+  state->id = current_runtime().new_object_id(name);
   const auto parent_state = std::static_pointer_cast<ContextState>(parent.state_);
   state->attach_to(parent_state);
   return {Context(state), CancelFunc(state)};
@@ -303,11 +307,16 @@ std::pair<Context, CancelFunc> Context::with_cancel(const Context& parent) {
 
 std::pair<Context, CancelFunc> Context::with_deadline(const Context& parent, TimePoint deadline,
                                                       Runtime& rt) {
+  return with_deadline(parent, deadline, std::string_view(), rt);
+}
+
+std::pair<Context, CancelFunc> Context::with_deadline(const Context& parent, TimePoint deadline,
+                                                      std::string_view name, Runtime& rt) {
   const std::optional<TimePoint> inherited = parent.deadline();
-  if (inherited && *inherited <= deadline) return with_cancel(parent);
+  if (inherited && *inherited <= deadline) return with_cancel(parent, name);
   auto state = std::make_shared<ContextState>();
   state->can_end = true;
-  state->id = rt.new_object_id();
+  state->id = rt.new_object_id(name);
   state->attach_to(std::static_pointer_cast<ContextState>(parent.state_));
   state->deadline = deadline;
   if (state->status.load(std::memory_order_acquire) == 0) {
@@ -335,6 +344,11 @@ std::pair<Context, CancelFunc> Context::with_deadline(const Context& parent, Tim
 
 std::pair<Context, CancelFunc> Context::with_timeout(const Context& parent, Duration timeout,
                                                      Runtime& rt) {
+  return with_timeout(parent, timeout, std::string_view(), rt);
+}
+
+std::pair<Context, CancelFunc> Context::with_timeout(const Context& parent, Duration timeout,
+                                                     std::string_view name, Runtime& rt) {
   const TimePoint now = rt.now();
   TimePoint deadline;
   if (timeout <= Duration::zero()) {
@@ -344,7 +358,11 @@ std::pair<Context, CancelFunc> Context::with_timeout(const Context& parent, Dura
   } else {
     deadline = now + timeout;
   }
-  return with_deadline(parent, deadline, rt);
+  return with_deadline(parent, deadline, name, rt);
+}
+
+std::uint64_t Context::id() const noexcept {
+  return detail::state_of(state_).id;
 }
 
 std::error_code Context::cause() const noexcept {

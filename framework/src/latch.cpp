@@ -7,8 +7,10 @@
 
 namespace bubble {
 
-Latch::Latch(std::ptrdiff_t count, Runtime& rt)
-    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), count_(count) {
+Latch::Latch(std::ptrdiff_t count, Runtime& rt) : Latch(std::string_view(), count, rt) {}
+
+Latch::Latch(std::string_view name, std::ptrdiff_t count, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)), count_(count) {
   if (count < 0) {
     throw std::invalid_argument("bubble::Latch: count must be >= 0, got " + std::to_string(count));
   }

@@ -48,6 +48,15 @@ inline void cpu_relax() noexcept {
 Mutex::Mutex(Runtime& rt) noexcept
     : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
 
+Mutex::Mutex(std::string_view name, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)) {}
+
+void Mutex::describe_wait(const void* self, WaitDetail& detail) {
+  const auto* m = static_cast<const Mutex*>(self);
+  detail.holder = m->owner_.load(std::memory_order_relaxed);
+  detail.held_since = m->held_since_;
+}
+
 // unlock_slow frees the mutex (its store to state_) while it still holds spin_: a thread may then
 // take the free mutex, unlock it and destroy it while unlock_slow is still releasing spin_. Taking
 // spin_ here waits for that release (unlock_slow touches nothing of *this afterwards: it unparks
@@ -124,7 +133,12 @@ TimePoint Mutex::lock_slow(SourceLocation where) {
     }
     ParkResult result;
     try {
-      result = rt_->park(w, kNoDeadline, {"Mutex::lock", id_, where});
+      result = rt_->park(w, kNoDeadline,
+                         {.kind = "Mutex::lock",
+                          .object_id = id_,
+                          .where = where,
+                          .object = this,
+                          .describe = &Mutex::describe_wait});
     } catch (...) {
       // Unwinding (a bubble abandoning this thread): leave no trace in the mutex.
       bool own = false;
@@ -173,9 +187,9 @@ TimePoint Mutex::lock_slow(SourceLocation where) {
 }
 
 void Mutex::acquired_controlled(const char* kind, TimePoint waited_since, SourceLocation where) {
-  if (!detail::tl_tracing) return;
   const TimePoint now = rt_->now();
-  held_since_ = now;
+  held_since_ = now;  // For traces and deadlock reports (who holds it, since when).
+  if (!detail::tl_tracing) return;
   const bool waited = waited_since != kDidNotWait;
   detail::trace_record(Trace::EventKind::acquire, kind, id_, where,
                        waited ? now - waited_since : Duration{}, waited);

@@ -17,6 +17,9 @@ constexpr int kEnded = 2;  // The context ended first.
 Notification::Notification(Runtime& rt) noexcept
     : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
 
+Notification::Notification(std::string_view name, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)) {}
+
 // A waiter may see notified_ on the lock-free fast path (wait, has_been_notified) while notify()
 // still holds spin_, and then destroy the Notification. Taking spin_ here waits for that notify to
 // release it (notify touches nothing of *this afterwards: it unparks with the lock released).

@@ -78,6 +78,8 @@ Runtime::~Runtime() {
   RuntimeRegistry::remove(*this);
 }
 
+void Runtime::name_object(std::uint64_t /*id*/, std::string_view /*name*/) {}
+
 namespace detail {
 
 constinit thread_local std::uint64_t tl_controlled_serial = 0;

@@ -19,7 +19,10 @@ constexpr int kEnded = 3;  // The context ended first.
 }  // namespace
 
 Semaphore::Semaphore(std::ptrdiff_t initial, Runtime& rt)
-    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), count_(initial) {
+    : Semaphore(std::string_view(), initial, rt) {}
+
+Semaphore::Semaphore(std::string_view name, std::ptrdiff_t initial, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)), count_(initial) {
   if (initial < 0) {
     throw std::invalid_argument("bubble::Semaphore: initial count must be >= 0, got " +
                                 std::to_string(initial));

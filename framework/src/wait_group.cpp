@@ -11,6 +11,9 @@ namespace bubble {
 WaitGroup::WaitGroup(Runtime& rt) noexcept
     : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()) {}
 
+WaitGroup::WaitGroup(std::string_view name, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)) {}
+
 void WaitGroup::add_impl(std::int64_t delta, const char* kind, SourceLocation where) {
   if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
   detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.

@@ -17,11 +17,21 @@ constexpr int kEnded = 2;     // The context ended first.
 }  // namespace
 
 WeightedSemaphore::WeightedSemaphore(std::int64_t size, Runtime& rt)
-    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), size_(size) {
+    : WeightedSemaphore(std::string_view(), size, rt) {}
+
+WeightedSemaphore::WeightedSemaphore(std::string_view name, std::int64_t size, Runtime& rt)
+    : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)), size_(size) {
   if (size < 0) {
     throw std::invalid_argument("bubble::WeightedSemaphore: size must be >= 0, got " +
                                 std::to_string(size));
   }
+}
+
+void WeightedSemaphore::describe_wait(const void* self, WaitDetail& detail) {
+  const auto* s = static_cast<const WeightedSemaphore*>(self);
+  std::lock_guard guard(s->spin_);
+  detail.state = std::to_string(s->size_ - s->cur_) + " of " + std::to_string(s->size_) +
+                 " units free, " + std::to_string(s->queue_.size()) + " waiting";
 }
 
 void WeightedSemaphore::check_weight(const char* operation, std::int64_t n) const {
@@ -108,7 +118,12 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
     }
   }
   detail::park_queued(*rt_, spin_, queue_, w, kNoDeadline,
-                      {"WeightedSemaphore::acquire", id_, where}, [this, n](Waiter& granted) {
+                      {.kind = "WeightedSemaphore::acquire",
+                       .object_id = id_,
+                       .where = where,
+                       .object = this,
+                       .describe = &describe_wait},
+                      [this, n](Waiter& granted) {
                         if (granted.status == kAcquired) give_back(n);
                       });
   on_end.reset();

@@ -17,7 +17,7 @@ std::int64_t checked_limit(std::int64_t limit) {
 }  // namespace
 
 ConcurrencyLimiter::ConcurrencyLimiter(std::int64_t limit, Runtime& rt)
-    : semaphore_(checked_limit(limit), rt) {}
+    : semaphore_("concurrency_limiter.slots", checked_limit(limit), rt) {}
 
 void ConcurrencyLimiter::check_weight(std::int64_t weight) const {
   if (weight < 1 || weight > semaphore_.size()) {

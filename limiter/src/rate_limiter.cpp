@@ -35,8 +35,8 @@ RateLimiter::RateLimiter(Pool& pool, int n, Duration interval)
       n_(checked_n(n)),
       interval_(checked_interval(interval)),
       id_(rt_->new_object_id()),
-      mu_(*rt_),
-      cv_(*rt_),
+      mu_("rate_limiter.lock", *rt_),
+      cv_("rate_limiter.tokens", *rt_),
       state_(static_cast<std::uint32_t>(n_)),
       start_(rt_->now()),
       ticker_(interval_, *rt_) {

@@ -28,7 +28,7 @@ Duration checked_interval(Duration window, int n) {
 }  // namespace
 
 TicketBooth::TicketBooth(Duration window, int n, const Context& ctx, Runtime& rt)
-    : rt_(&rt), interval_(checked_interval(window, n)), tickets_(0, rt) {
+    : rt_(&rt), interval_(checked_interval(window, n)), tickets_("ticket_booth.tickets", 0, rt) {
   auto [child, cancel] = Context::with_cancel(ctx);
   ctx_ = std::move(child);
   cancel_ = std::move(cancel);

@@ -21,7 +21,10 @@ class Guard {
 }  // namespace
 
 TokenBucket::TokenBucket(double rate_per_second, int burst, Runtime& rt)
-    : rt_(&rt), id_(rt.new_object_id()), mu_(rt), core_(rate_per_second, burst) {}
+    : rt_(&rt),
+      id_(rt.new_object_id("token_bucket")),
+      mu_("token_bucket.lock", rt),
+      core_(rate_per_second, burst) {}
 
 bool TokenBucket::allow(int n, SourceLocation where) {
   const TimePoint now = rt_->now();  // As upstream: read before locking.

@@ -83,10 +83,10 @@ class Pool::Impl {
   Impl(Runtime& rt, PoolOptions options)
       : rt_(rt),
         opts_((validate(options), std::move(options))),
-        mu_(rt),
-        work_cv_(rt),
-        room_cv_(rt),
-        stopped_cv_(rt) {
+        mu_(opts_.name + ".lock", rt),
+        work_cv_(opts_.name + ".work", rt),
+        room_cv_(opts_.name + ".room", rt),
+        stopped_cv_(opts_.name + ".stopped", rt) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
     ctx_ = std::move(ctx);
     cancel_ = std::move(cancel);

@@ -352,7 +352,7 @@ TEST(SelectBubble, ADeadlockReportNamesTheSelectAndItsCases) {
   std::uint64_t a_id = 0;
   std::uint64_t b_id = 0;
   try {
-    bubble::run([&](Runtime& rt) {
+    bubble::run([&](Runtime&) {
       Channel<int> a(0);
       Channel<int> b(0);
       a_id = a.id();

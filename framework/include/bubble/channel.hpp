@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -81,7 +82,14 @@ class Channel {
   // A channel with room for `capacity` buffered values (0: unbuffered), whose waits use `rt`.
   // The buffer is allocated at construction.
   explicit Channel(std::size_t capacity = 0, Runtime& rt = current_runtime())
-      : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id()), capacity_(capacity) {
+      : Channel(std::string_view(), capacity, rt) {}
+  // The same, called `name` in deadlock reports (Channel::send "results" (object #4)); the name
+  // is recorded once, here.
+  explicit Channel(std::string_view name, std::size_t capacity = 0, Runtime& rt = current_runtime())
+      : rt_(&rt),
+        binding_(detail::binding_of(rt)),
+        id_(rt.new_object_id(name)),
+        capacity_(capacity) {
     if (capacity_ > 0) ring_ = std::make_unique<std::optional<T>[]>(capacity_);
   }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string_view>
 #include <system_error>
 
 #include <bubble/context.hpp>
@@ -48,6 +49,9 @@ namespace bubble {
 class CondVar {
  public:
   explicit CondVar(Runtime& rt = current_runtime()) noexcept;
+  // The same, called `name` in deadlock reports (CondVar::wait "jobs" (object #4)); the name is
+  // recorded once, here.
+  explicit CondVar(std::string_view name, Runtime& rt = current_runtime());
   CondVar(const CondVar&) = delete;
   CondVar& operator=(const CondVar&) = delete;
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -89,6 +90,9 @@ class Context {
   // The child is deregistered from `parent` when it ends or when its last handle (Context,
   // CancelFunc, Callback) is destroyed, so cancelled or forgotten children do not accumulate.
   static std::pair<Context, CancelFunc> with_cancel(const Context& parent);
+  // The same, for a child called `name` in deadlock reports ("Context::wait "request"
+  // (object #5)"); the name is recorded once, here, on current_runtime().
+  static std::pair<Context, CancelFunc> with_cancel(const Context& parent, std::string_view name);
 
   // Like with_cancel, and the child also ends with errc::deadline_exceeded when rt.now() reaches
   // `deadline` (a timer scheduled with rt.schedule_at; it is cancelled when the child ends first).
@@ -102,6 +106,19 @@ class Context {
   // with_deadline(parent, rt.now() + timeout, rt), saturating at the end of time.
   static std::pair<Context, CancelFunc> with_timeout(const Context& parent, Duration timeout,
                                                      Runtime& rt = current_runtime());
+
+  // with_deadline and with_timeout for a child called `name` in deadlock reports (recorded
+  // once, here).
+  static std::pair<Context, CancelFunc> with_deadline(const Context& parent, TimePoint deadline,
+                                                      std::string_view name,
+                                                      Runtime& rt = current_runtime());
+  static std::pair<Context, CancelFunc> with_timeout(const Context& parent, Duration timeout,
+                                                     std::string_view name,
+                                                     Runtime& rt = current_runtime());
+
+  // The context's object id, shown in reports next to its name ("Context::wait (object #5)");
+  // unique among the objects of the runtime that made it. 0 for background().
+  std::uint64_t id() const noexcept;
 
   // True once the context has ended. Never blocks; lock-free.
   bool done() const noexcept { return state_base()->status.load(std::memory_order_acquire) != 0; }

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
@@ -31,6 +32,9 @@ class Latch {
  public:
   // A latch expecting `count` arrivals. Throws std::invalid_argument if count < 0.
   explicit Latch(std::ptrdiff_t count, Runtime& rt = current_runtime());
+  // The same, called `name` in deadlock reports (Latch::wait "started" (object #4)); the name is
+  // recorded once, here.
+  Latch(std::string_view name, std::ptrdiff_t count, Runtime& rt = current_runtime());
   Latch(const Latch&) = delete;
   Latch& operator=(const Latch&) = delete;
 

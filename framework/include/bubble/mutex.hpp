@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
@@ -55,6 +56,9 @@ class Mutex {
  public:
   // A mutex of `rt`; every thread that uses it must belong to `rt`.
   explicit Mutex(Runtime& rt = current_runtime()) noexcept;
+  // A mutex of `rt` called `name` in deadlock reports ("Mutex::lock "accounts" (object #3)"),
+  // as in `Mutex accounts("accounts")`. The name is recorded once, here.
+  explicit Mutex(std::string_view name, Runtime& rt = current_runtime());
   ~Mutex();
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
@@ -156,13 +160,15 @@ class Mutex {
   void acquired_controlled(const char* kind, TimePoint waited_since, SourceLocation where);
   void unlock_controlled(SourceLocation where);
   [[noreturn]] void throw_not_owner() const;
+  // WaitInfo::describe of a thread blocked in lock(): the owner and since when.
+  static void describe_wait(const void* self, WaitDetail& detail);
 
   std::atomic<std::uint32_t> state_{kUnlocked};
   std::atomic<const void*> owner_{nullptr};
   Runtime* rt_;
   std::uint64_t binding_;  // detail::binding_of(*rt_), checked by the blocking calls.
   std::uint64_t id_;
-  TimePoint held_since_{};  // When the owner took it; kept only while a bubble records a trace.
+  TimePoint held_since_{};  // When the owner took it; recorded in a bubble only (traces, reports).
   friend class CondVar;     // Checks the caller against binding_ for the Mutex it waits with.
   // Guards queue_ and every change of kQueued, kWoken and kStarving. The queue is FIFO, except
   // that a woken waiter that loses the race to a newcomer goes back to the front.

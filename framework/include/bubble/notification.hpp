@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <system_error>
 
 #include <bubble/context.hpp>
@@ -35,6 +36,9 @@ namespace bubble {
 class Notification {
  public:
   explicit Notification(Runtime& rt = current_runtime()) noexcept;
+  // The same, called `name` in deadlock reports (Notification::wait "ready" (object #4)); the name
+  // is recorded once, here.
+  explicit Notification(std::string_view name, Runtime& rt = current_runtime());
   ~Notification();
   Notification(const Notification&) = delete;
   Notification& operator=(const Notification&) = delete;

@@ -26,12 +26,31 @@ class Context;
 // `case_count` WaitInfos, one per case in argument order (each with its own kind, object id and
 // location). They live in the waiting call's frame, so a runtime may read them only while the
 // thread is blocked on this wait (a bubble's deadlock report does), never after it returned.
+// A primitive that can say who could release a blocked thread also passes itself as `object`
+// and a `describe` function: a deadlock report calls describe(object, detail) for each thread
+// blocked on it, while the thread is still blocked (so the object is alive), and never on the
+// hot path. Primitives leave both null at scheduling points.
+struct WaitDetail;
 struct WaitInfo {
   std::string_view kind;
   std::uint64_t object_id = 0;
   SourceLocation where;
   const WaitInfo* cases = nullptr;
   std::size_t case_count = 0;
+  const void* object = nullptr;
+  void (*describe)(const void* object, WaitDetail& detail) = nullptr;
+};
+
+// What a blocked thread's object tells a report (WaitInfo::describe) about who could release it.
+struct WaitDetail {
+  // The owner token of the thread that holds the object (for a Mutex: the record that
+  // Runtime::prepare binds to a waiter), or nullptr if nobody holds it or it is not tracked.
+  const void* holder = nullptr;
+  // When `holder` took it, on the runtime's clock (meaningful only with a holder).
+  TimePoint held_since{};
+  // A short description of the object's state for the report ("1 of 3 units free, wants 2"),
+  // or empty.
+  std::string state;
 };
 
 // The outcome of Runtime::park.
@@ -209,6 +228,18 @@ class Runtime {
   // the same from run to run.
   virtual std::uint64_t new_object_id() noexcept = 0;
 
+  // A fresh identity, as new_object_id(), for an object the user called `name` (empty: no
+  // name). A primitive calls it once, at construction; nothing per operation. A bubble keeps the
+  // name for the rest of the run and shows it in deadlock reports next to the id ("Mutex::lock
+  // "accounts" (object #3)"); the system runtime ignores names (it writes no reports, and a
+  // process that creates primitives without end must not grow a registry of them).
+  std::uint64_t new_object_id(std::string_view name) {
+    const std::uint64_t id = new_object_id();
+    if (!name.empty()) [[unlikely]]
+      name_object(id, name);
+    return id;
+  }
+
   // True for runtimes whose scheduler decides every interleaving (a bubble). Inline so that the
   // primitives' fast paths pay one predictable branch and no virtual call on the system runtime.
   bool controlled() const noexcept { return controlled_; }
@@ -243,6 +274,10 @@ class Runtime {
   // Enters the process-wide registry of live runtimes, which the primitives consult (on their
   // error path only) to tell a runtime that is still alive from one that has ended.
   explicit Runtime(bool controlled) noexcept;
+
+  // Records `name` for the object `id` (see new_object_id(std::string_view)). The default
+  // ignores it.
+  virtual void name_object(std::uint64_t id, std::string_view name);
 
   // Implements spawn (same contract); the only way a runtime starts threads.
   virtual std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <system_error>
 
 #include <bubble/context.hpp>
@@ -36,6 +37,9 @@ class Semaphore {
  public:
   // A semaphore holding `initial` permits. Throws std::invalid_argument if initial < 0.
   explicit Semaphore(std::ptrdiff_t initial, Runtime& rt = current_runtime());
+  // The same, called `name` in deadlock reports (Semaphore::acquire "slots" (object #4)); the name
+  // is recorded once, here.
+  Semaphore(std::string_view name, std::ptrdiff_t initial, Runtime& rt = current_runtime());
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
 

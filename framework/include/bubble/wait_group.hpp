@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
@@ -31,6 +32,9 @@ namespace bubble {
 class WaitGroup {
  public:
   explicit WaitGroup(Runtime& rt = current_runtime()) noexcept;
+  // The same, called `name` in deadlock reports (WaitGroup::wait "workers" (object #4)); the name
+  // is recorded once, here.
+  explicit WaitGroup(std::string_view name, Runtime& rt = current_runtime());
   WaitGroup(const WaitGroup&) = delete;
   WaitGroup& operator=(const WaitGroup&) = delete;
 

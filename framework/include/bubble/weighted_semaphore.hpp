@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <system_error>
 
 #include <bubble/context.hpp>
@@ -43,6 +44,9 @@ class WeightedSemaphore {
  public:
   // A semaphore of `size` units, all free. Throws std::invalid_argument if size < 0.
   explicit WeightedSemaphore(std::int64_t size, Runtime& rt = current_runtime());
+  // The same, called `name` in deadlock reports (WeightedSemaphore::acquire "memory" (object #4));
+  // the name is recorded once, here.
+  WeightedSemaphore(std::string_view name, std::int64_t size, Runtime& rt = current_runtime());
   WeightedSemaphore(const WeightedSemaphore&) = delete;
   WeightedSemaphore& operator=(const WeightedSemaphore&) = delete;
 
@@ -82,6 +86,9 @@ class WeightedSemaphore {
 
  private:
   void check_weight(const char* operation, std::int64_t n) const;
+  // WaitInfo::describe of a thread blocked in acquire(): how many units are free (who holds
+  // units is not tracked, so that acquire and release stay a counter update).
+  static void describe_wait(const void* self, WaitDetail& detail);
   // Hands units to the queued waiters, from the head, while the head fits, adding them to `wake`
   // (unparked once spin_ is released). Requires spin_.
   void grant_locked(detail::WakeList& wake) noexcept;
