@@ -31,6 +31,7 @@
 
 #include <boost/context/fiber.hpp>
 
+#include <bubble/detail/intercept.hpp>
 #include <bubble/detail/wait_queue.hpp>
 
 #include "bubble_random.hpp"
@@ -195,6 +196,7 @@ struct BThread : Ctx {
   std::uint64_t random_key = 0;
   std::uint64_t children = 0;
   std::optional<Random> random;
+  void* intercept_slot = nullptr;  // detail::intercepted_thread_slot(): the interposer's record.
 };
 
 // A ring buffer of runnable threads; removal at any index (strategies pick from the middle).
@@ -369,6 +371,10 @@ class Bubble final : public Runtime {
   void unpark(Waiter& waiter) noexcept override;
   TimerId schedule_at(TimePoint deadline, std::function<void()> callback) override;
   Random* random_source() noexcept;
+  // detail::intercepted_thread_slot(): the running thread's slot, nullptr on main.
+  void** intercept_slot() noexcept {
+    return current_ != nullptr ? &current_->intercept_slot : nullptr;
+  }
   bool cancel_timer(TimerId id) noexcept override;
   void schedule_point(const WaitInfo& what) override;
   void yield(SourceLocation where) override;
@@ -622,10 +628,12 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   previous_runtime_ = &current_runtime();
   tl_bubble = this;
   detail::set_current_runtime(this);
+  if (options_.intercept_std) detail::tl_intercepting_runtime = this;
   struct Restore {
     Bubble* b;
     ~Restore() {
       tl_bubble = nullptr;
+      detail::tl_intercepting_runtime = nullptr;
       detail::set_current_runtime(b->previous_runtime_ == &system_runtime() ? nullptr
                                                                             : b->previous_runtime_);
       if (b->options_.watchdog.count() > 0) detail::watchdog_unregister(b->watchdog_);
@@ -1576,6 +1584,12 @@ void sleep_and_wait(Duration d, SourceLocation where) {
 namespace detail {
 Random* bubble_random() noexcept {
   return tl_bubble != nullptr ? tl_bubble->random_source() : nullptr;
+}
+
+constinit thread_local Runtime* tl_intercepting_runtime = nullptr;
+
+void** intercepted_thread_slot() noexcept {
+  return tl_bubble != nullptr ? tl_bubble->intercept_slot() : nullptr;
 }
 }  // namespace detail
 

@@ -133,6 +133,12 @@ struct Options {
   // Leave it off where failures are expected as RunFailure (the testing glue explores schedules
   // by catching RunFailure).
   bool rethrow_original = false;
+  // Routes the standard library's threads, locks, clocks and sleeps of this run's threads into the
+  // bubble, when bubble::interpose is linked into the program (docs/unmodified-code.md):
+  // std::thread becomes a bubble thread, std::mutex a bubble mutex, steady_clock virtual time,
+  // sleep_for a virtual sleep. Without bubble::interpose linked it changes nothing. Off by default,
+  // so runs that do not ask for it pay nothing.
+  bool intercept_std = false;
 };
 
 // What a successful run() returns.
