@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -216,6 +217,43 @@ TEST(InterposeSync, ACondVarWithAMonotonicClockAttributeTimesOutOnTheSteadyClock
     pthread_mutex_unlock(&m);
     pthread_cond_destroy(&c);
     pthread_condattr_destroy(&attr);
+  });
+}
+
+// POSIX leaves it undefined; glibc would unlock. Here the unlock is refused and the owner keeps
+// the mutex, so the bubble's own Mutex never sees a foreign unlock.
+TEST(InterposeSync, UnlockingANormalMutexOneDoesNotHoldReturnsEpermAndChangesNothing) {
+  run_std([] {
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    ASSERT_EQ(pthread_mutex_lock(&m), 0);
+    int foreign = 0;
+    int foreign_try = 0;
+    std::thread t([&] {
+      foreign = pthread_mutex_unlock(&m);
+      foreign_try = pthread_mutex_trylock(&m);
+    });
+    t.join();
+    EXPECT_EQ(foreign, EPERM);
+    EXPECT_EQ(foreign_try, EBUSY);
+    EXPECT_EQ(pthread_mutex_unlock(&m), 0);
+  });
+}
+
+// A std::mutex is never destroyed through pthread, so a side-table entry can outlive it; a
+// recursive mutex constructed later at the same address must behave as one.
+TEST(InterposeSync, AMutexMadeWhereAnotherOnceWasTakesTheNewKind) {
+  run_std([] {
+    alignas(std::recursive_mutex) unsigned char storage[sizeof(std::recursive_mutex)];
+    auto* plain = new (storage) std::mutex;
+    plain->lock();
+    plain->unlock();
+    plain->~mutex();
+    auto* recursive = new (storage) std::recursive_mutex;
+    recursive->lock();
+    EXPECT_TRUE(recursive->try_lock());
+    recursive->unlock();
+    recursive->unlock();
+    recursive->~recursive_mutex();
   });
 }
 

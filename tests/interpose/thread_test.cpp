@@ -117,6 +117,27 @@ TEST(InterposeThread, ADetachedThreadSleepingWhenTheRootReturnsIsReported) {
   }
 }
 
+TEST(InterposeThread, AThreadCreatedDetachedCannotBeJoinedAndStillRunsToItsEnd) {
+  bool ran = false;
+  run_std([&] {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t{};
+    ASSERT_EQ(pthread_create(
+                  &t, &attr,
+                  [](void* flag) -> void* {
+                    *static_cast<bool*>(flag) = true;
+                    return nullptr;
+                  },
+                  &ran),
+              0);
+    pthread_attr_destroy(&attr);
+    EXPECT_EQ(pthread_join(t, nullptr), EINVAL);
+  });
+  EXPECT_TRUE(ran);
+}
+
 TEST(InterposeThread, JthreadStopsAndJoinsOnDestruction) {
   int ticks = 0;
   const auto result = run_std([&] {
