@@ -628,7 +628,6 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   previous_runtime_ = &current_runtime();
   tl_bubble = this;
   detail::set_current_runtime(this);
-  if (options_.intercept_std) detail::tl_intercepting_runtime = this;
   struct Restore {
     Bubble* b;
     ~Restore() {
@@ -646,6 +645,8 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
     watchdog_.context = this;
     detail::watchdog_register(watchdog_);
   }
+  // After the watchdog's registration, which reads the real clock on this OS thread.
+  if (options_.intercept_std) detail::tl_intercepting_runtime = this;
 
   auto handle = spawn(
       "root",
