@@ -151,6 +151,30 @@ TEST(InterposeSync, NotifyAllWakesEveryWaiter) {
   });
 }
 
+// condition_variable_any is built in libstdc++ on an internal std::mutex and
+// std::condition_variable, so it is intercepted through them.
+TEST(InterposeSync, ConditionVariableAnyWaitsAndTimesOutInVirtualTime) {
+  run_std([] {
+    std::recursive_mutex m;
+    std::condition_variable_any cv;
+    bool ready = false;
+    std::unique_lock lock(m);
+    const auto t0 = steady_clock::now();
+    EXPECT_FALSE(cv.wait_for(lock, 40ms, [&] { return ready; }));
+    EXPECT_EQ(steady_clock::now() - t0, 40ms);
+    std::thread notifier([&] {
+      std::this_thread::sleep_for(5ms);
+      std::lock_guard inner(m);
+      ready = true;
+      cv.notify_all();
+    });
+    cv.wait(lock, [&] { return ready; });
+    EXPECT_EQ(steady_clock::now() - t0, 45ms);
+    lock.unlock();
+    notifier.join();
+  });
+}
+
 TEST(InterposeSync, RecursiveMutexCountsItsOwnersLocks) {
   run_std([] {
     std::recursive_mutex m;
