@@ -72,6 +72,12 @@ MutexEntry& RunState::mutex(pthread_mutex_t* m) {
   return *e;
 }
 
+FutexEntry& RunState::futex(const void* word) {
+  auto& e = futexes_[word];
+  if (!e) e = std::make_unique<FutexEntry>(*rt_);
+  return *e;
+}
+
 CondEntry& RunState::cond(pthread_cond_t* c) {
   auto& e = conds_[c];
   if (!e) {

@@ -48,6 +48,14 @@ struct CondEntry {
   clockid_t clock;
 };
 
+// The bubble CondVar standing in for the waiters of one futex word (syscall(SYS_futex)), and the
+// Mutex that makes a waiter's check of the word and its queueing atomic.
+struct FutexEntry {
+  explicit FutexEntry(Runtime& rt) : guard(rt), cond(rt) {}
+  Mutex guard;
+  CondVar cond;
+};
+
 class RunState {
  public:
   explicit RunState(Runtime& rt) : rt_(&rt), serial_(rt.serial()) {}
@@ -67,6 +75,7 @@ class RunState {
   ThreadRecord* find_thread(pthread_t t) const;
 
   MutexEntry& mutex(pthread_mutex_t* m);
+  FutexEntry& futex(const void* word);
   CondEntry& cond(pthread_cond_t* c);
   // pthread_*_destroy and pthread_*_init: forget the entry of an object (if nobody uses it).
   void forget_mutex(const pthread_mutex_t* m);
@@ -78,6 +87,7 @@ class RunState {
   std::vector<std::unique_ptr<ThreadRecord>> threads_;
   std::unordered_map<const void*, std::unique_ptr<MutexEntry>> mutexes_;
   std::unordered_map<const void*, std::unique_ptr<CondEntry>> conds_;
+  std::unordered_map<const void*, std::unique_ptr<FutexEntry>> futexes_;
 };
 
 }  // namespace bubble::interpose::detail
