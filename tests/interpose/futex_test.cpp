@@ -5,6 +5,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <latch>
 #include <semaphore>
@@ -35,6 +36,28 @@ TEST(InterposeFutex, AtomicWaitBlocksUntilANotifyInVirtualTime) {
     EXPECT_EQ(value.load(), 1);
     setter.join();
   });
+}
+
+// Property: under every schedule, a notify that follows the store is never lost, however the
+// waiter's check and its futex wait interleave with the setter (random schedules preempt at the
+// scheduling points inside the futex wait).
+TEST(InterposeFutex, AtomicWaitNeverMissesANotifyUnderRandomSchedules) {
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    bubble::Options options;
+    options.strategy = bubble::Strategy::random(seed);
+    EXPECT_NO_THROW(run_std(
+        [] {
+          std::atomic<int> value{0};
+          std::thread setter([&] {
+            value.store(1);
+            value.notify_all();
+          });
+          value.wait(0);
+          setter.join();
+        },
+        options))
+        << "seed " << seed;
+  }
 }
 
 TEST(InterposeFutex, CountingSemaphoreAcquiresAndTimesOutAtExactInstants) {
