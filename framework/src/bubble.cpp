@@ -31,6 +31,7 @@
 
 #include <boost/context/fiber.hpp>
 
+#include <bubble/detail/intercept.hpp>
 #include <bubble/detail/wait_queue.hpp>
 
 #include "bubble_random.hpp"
@@ -201,6 +202,7 @@ struct BThread : Ctx {
   // With Options::symbolize_stacks: where it last blocked, and where it was spawned.
   std::unique_ptr<detail::CapturedStack> blocked_stack;
   std::unique_ptr<detail::CapturedStack> spawn_stack;
+  void* intercept_slot = nullptr;  // detail::intercepted_thread_slot(): the interposer's record.
 };
 
 // A ring buffer of runnable threads; removal at any index (strategies pick from the middle).
@@ -386,6 +388,10 @@ class Bubble final : public Runtime {
     return kept;
   }
   Duration elapsed() const noexcept { return now_ - start_; }
+  // detail::intercepted_thread_slot(): the running thread's slot, nullptr on main.
+  void** intercept_slot() noexcept {
+    return current_ != nullptr ? &current_->intercept_slot : nullptr;
+  }
   bool cancel_timer(TimerId id) noexcept override;
   void schedule_point(const WaitInfo& what) override;
   std::size_t choose(std::size_t n, const WaitInfo& what) override;
@@ -656,6 +662,7 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
     ~Restore() {
       tl_bubble = nullptr;
       detail::tl_tracing = false;
+      detail::tl_intercepting_runtime = nullptr;
       detail::set_current_runtime(b->previous_runtime_ == &system_runtime() ? nullptr
                                                                             : b->previous_runtime_);
       if (b->options_.watchdog.count() > 0) detail::watchdog_unregister(b->watchdog_);
@@ -669,6 +676,8 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
     watchdog_.context = this;
     detail::watchdog_register(watchdog_);
   }
+  // After the watchdog's registration, which reads the real clock on this OS thread.
+  if (options_.intercept_std) detail::tl_intercepting_runtime = this;
 
   auto handle = spawn(
       "root",
@@ -1695,6 +1704,12 @@ std::string_view trace_record(Trace::EventKind kind, std::string_view what, std:
 
 Duration trace_now() noexcept {
   return tl_bubble->elapsed();
+}
+
+constinit thread_local Runtime* tl_intercepting_runtime = nullptr;
+
+void** intercepted_thread_slot() noexcept {
+  return tl_bubble != nullptr ? tl_bubble->intercept_slot() : nullptr;
 }
 }  // namespace detail
 

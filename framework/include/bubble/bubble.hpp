@@ -161,8 +161,14 @@ struct Options {
   // line also when the blocking call is made through std::lock_guard or a container's
   // emplace_back. Each block then costs a stack walk (figures in docs/PERFORMANCE.md), so it is
   // off by default; BUBBLE_TEST replays a failing run once more with it on.
-  // bubble::testing::stack_symbolizer() (bubble/testing/stacks.hpp) is one, on Boost.Stacktrace.
+  // bubble::testing::stack_symbolizer() (bubble/testing/stacks.hpp) is one, on GCC's libbacktrace.
   StackSymbolizer symbolize_stacks{};
+  // Routes the standard library's threads, locks, clocks and sleeps of this run's threads into the
+  // bubble, when bubble::interpose is linked into the program (docs/unmodified-code.md):
+  // std::thread becomes a bubble thread, std::mutex a bubble mutex, steady_clock virtual time,
+  // sleep_for a virtual sleep. Without bubble::interpose linked it changes nothing. Off by default,
+  // so runs that do not ask for it pay nothing.
+  bool intercept_std = false;
 };
 
 // What a successful run() returns.

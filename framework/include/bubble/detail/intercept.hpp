@@ -1,0 +1,24 @@
+#pragma once
+
+#include <bubble/runtime.hpp>
+
+// The hook through which bubble::interpose (interpose/) finds the bubble of the calling thread.
+// The framework does not depend on the interposer: it only publishes, per OS thread, which
+// intercepting bubble (Options::intercept_std) is running, and gives each of that bubble's threads
+// one pointer-sized slot the interposer may use. Runs without intercept_std never touch either.
+
+namespace bubble::detail {
+
+// The bubble running on this OS thread if its Options::intercept_std is true; nullptr otherwise
+// (no bubble, or a bubble that does not intercept). Set when bubble::run starts such a bubble and
+// cleared when it returns. Constant-initialized, so reading it is one thread-local load and works
+// at any time, also before main and during static destruction: the interposer's fast path.
+extern constinit thread_local Runtime* tl_intercepting_runtime;
+
+// Only while tl_intercepting_runtime is set: the slot of the running bubble thread, initially
+// nullptr, for the interposer's own record of that thread; nullptr on the bubble's scheduler (in
+// timer callbacks), where nothing is intercepted. The slot lives as long as the thread's record;
+// the bubble never reads it.
+void** intercepted_thread_slot() noexcept;
+
+}  // namespace bubble::detail

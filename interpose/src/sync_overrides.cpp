@@ -1,0 +1,276 @@
+// pthread mutexes and condition variables: inside a bubble thread of an intercepting run, each
+// pthread object stands for a bubble Mutex or CondVar found in the run's side table (made on first
+// use: a statically initialized std::mutex never calls pthread_mutex_init), so a thread blocked on
+// it is durably blocked, deadlocks are reported and timed waits use virtual time. Elsewhere (no
+// bubble, a bubble that does not intercept, or its scheduler running a timer callback) the real
+// functions.
+
+#include <pthread.h>
+#include <time.h>
+
+#include <cerrno>
+#include <mutex>
+#include <new>
+
+#include <bubble/bubble.hpp>
+
+#include "real.hpp"
+#include "run_state.hpp"
+#include "time_mapping.hpp"
+
+namespace d = bubble::interpose::detail;
+using bubble::interpose::detail::intercepting;
+using bubble::interpose::detail::MutexEntry;
+using bubble::interpose::detail::RunState;
+using bubble::interpose::detail::ThreadRecord;
+
+namespace {
+
+constexpr bubble::SourceLocation kLockLocation =
+    bubble::SourceLocation::current("<std::mutex::lock>", 0, "pthread_mutex_lock");
+constexpr bubble::SourceLocation kUnlockLocation =
+    bubble::SourceLocation::current("<std::mutex::unlock>", 0, "pthread_mutex_unlock");
+constexpr bubble::SourceLocation kWaitLocation =
+    bubble::SourceLocation::current("<std::condition_variable::wait>", 0, "pthread_cond_wait");
+constexpr bubble::SourceLocation kNotifyLocation =
+    bubble::SourceLocation::current("<std::condition_variable::notify>", 0, "pthread_cond_signal");
+
+// The run state and the calling bubble thread's record, when the call is to be intercepted.
+struct Intercepted {
+  RunState* state = nullptr;
+  ThreadRecord* self = nullptr;
+  explicit operator bool() const noexcept { return self != nullptr; }
+};
+
+Intercepted intercepted() noexcept {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return {};
+  try {
+    RunState& state = RunState::of(*rt);
+    return {&state, state.self()};
+  } catch (const std::bad_alloc&) {
+    return {};
+  }
+}
+
+void take(MutexEntry& e, ThreadRecord* self) noexcept {
+  e.owner = self;
+  e.depth = 1;
+}
+
+// Locks `e` for `self`, waiting until `deadline` (kNoDeadline: for ever). Returns 0, ETIMEDOUT or
+// EDEADLK (an error-checking mutex the caller holds). Throws bubble::Unwind when a failed run
+// tears the thread down while it waits.
+int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline) {
+  if (e.owner == self) {
+    if (e.kind == PTHREAD_MUTEX_RECURSIVE) {
+      ++e.depth;
+      return 0;
+    }
+    if (e.kind == PTHREAD_MUTEX_ERRORCHECK) return EDEADLK;
+    // A normal mutex locked twice by its owner: blocks for ever, which the bubble reports.
+  }
+  if (deadline == bubble::kNoDeadline) {
+    e.mutex.lock(kLockLocation);
+    take(e, self);
+    return 0;
+  }
+  if (e.mutex.try_lock(kLockLocation)) {
+    take(e, self);
+    return 0;
+  }
+  // A timed lock waits on `released`, which every unlock notifies while timed lockers wait.
+  std::unique_lock guard(e.released_guard);
+  ++e.timed_waiters;
+  struct Leave {
+    MutexEntry& e;
+    ~Leave() { --e.timed_waiters; }
+  } leave{e};
+  while (!e.mutex.try_lock(kLockLocation)) {
+    if (e.released.wait_until(guard, deadline, kLockLocation) == std::cv_status::timeout) {
+      if (e.mutex.try_lock(kLockLocation)) break;
+      return ETIMEDOUT;
+    }
+  }
+  take(e, self);
+  return 0;
+}
+
+// lock_until in a noexcept entry point: bubble::Unwind cannot leave it, so the thread keeps
+// trying; each attempt receives the next Unwind until the bubble abandons the thread (see
+// "Teardown / unwinding" in docs/ARCHITECTURE.md).
+int lock_noexcept(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline) noexcept {
+  for (;;) {
+    try {
+      return lock_until(e, self, deadline);
+    } catch (const bubble::Unwind&) {
+    } catch (...) {
+      return EAGAIN;
+    }
+  }
+}
+
+int unlock(MutexEntry& e, ThreadRecord* self) noexcept {
+  if (e.owner != self) return EPERM;
+  if (--e.depth > 0) return 0;
+  e.owner = nullptr;
+  e.mutex.unlock(kUnlockLocation);
+  if (e.timed_waiters > 0) {
+    std::lock_guard guard(e.released_guard);
+    e.released.notify_all(kUnlockLocation);
+  }
+  return 0;
+}
+
+bool valid(const timespec* t) noexcept {
+  return t != nullptr && t->tv_nsec >= 0 && t->tv_nsec < 1'000'000'000;
+}
+
+// Waits on `c` with `m`, until `deadline`, with the pthread contract: `m` is released while
+// waiting and held again on return (also when bubble::Unwind leaves, so that the caller's
+// unique_lock releases it).
+int cond_wait_until(Intercepted in, pthread_cond_t* c, pthread_mutex_t* m,
+                    bubble::TimePoint deadline) {
+  MutexEntry& e = in.state->mutex(m);
+  bubble::CondVar& cond = in.state->cond(c).cond;
+  if (e.owner != in.self) return EPERM;
+  const unsigned depth = e.depth;
+  e.owner = nullptr;
+  e.depth = 0;
+  std::unique_lock<bubble::Mutex> lock(e.mutex, std::adopt_lock);
+  struct Reown {
+    MutexEntry& e;
+    std::unique_lock<bubble::Mutex>& lock;
+    ThreadRecord* self;
+    unsigned depth;
+    ~Reown() {
+      if (lock.owns_lock()) {
+        lock.release();
+        e.owner = self;
+        e.depth = depth;
+      }
+    }
+  } reown{e, lock, in.self, depth};
+  if (deadline == bubble::kNoDeadline) {
+    cond.wait(lock, kWaitLocation);
+    return 0;
+  }
+  return cond.wait_until(lock, deadline, kWaitLocation) == std::cv_status::timeout ? ETIMEDOUT : 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int pthread_mutex_lock(pthread_mutex_t* m) noexcept {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_mutex_lock)(m);
+  return lock_noexcept(in.state->mutex(m), in.self, bubble::kNoDeadline);
+}
+
+int pthread_mutex_trylock(pthread_mutex_t* m) noexcept {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_mutex_trylock)(m);
+  MutexEntry& e = in.state->mutex(m);
+  if (e.owner == in.self && e.kind == PTHREAD_MUTEX_RECURSIVE) {
+    ++e.depth;
+    return 0;
+  }
+  if (!e.mutex.try_lock(kLockLocation)) return EBUSY;
+  take(e, in.self);
+  return 0;
+}
+
+int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* abs) noexcept {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_mutex_timedlock)(m, abs);
+  if (!valid(abs)) return EINVAL;
+  bubble::Runtime& rt = in.state->runtime();
+  return lock_noexcept(in.state->mutex(m), in.self, d::deadline_of(rt, d::ClockKind::wall, *abs));
+}
+
+int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock,
+                            const struct timespec* abs) noexcept {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_mutex_clocklock)(m, clock, abs);
+  const d::ClockKind kind = d::classify(clock);
+  if (kind == d::ClockKind::other || !valid(abs)) return EINVAL;
+  return lock_noexcept(in.state->mutex(m), in.self,
+                       d::deadline_of(in.state->runtime(), kind, *abs));
+}
+
+int pthread_mutex_unlock(pthread_mutex_t* m) noexcept {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_mutex_unlock)(m);
+  return unlock(in.state->mutex(m), in.self);
+}
+
+int pthread_mutex_init(pthread_mutex_t* m, const pthread_mutexattr_t* attr) noexcept {
+  if (Intercepted in = intercepted()) in.state->forget_mutex(m);
+  return BUBBLE_REAL(pthread_mutex_init)(m, attr);
+}
+
+int pthread_mutex_destroy(pthread_mutex_t* m) noexcept {
+  if (Intercepted in = intercepted()) in.state->forget_mutex(m);
+  return BUBBLE_REAL(pthread_mutex_destroy)(m);
+}
+
+int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_cond_wait)(c, m);
+  return cond_wait_until(in, c, m, bubble::kNoDeadline);
+}
+
+int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const struct timespec* abs) {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_cond_timedwait)(c, m, abs);
+  if (!valid(abs)) return EINVAL;
+  const clockid_t clock = in.state->cond(c).clock;
+  return cond_wait_until(in, c, m, d::deadline_of(in.state->runtime(), d::classify(clock), *abs));
+}
+
+int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock,
+                           const struct timespec* abs) {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_cond_clockwait)(c, m, clock, abs);
+  const d::ClockKind kind = d::classify(clock);
+  if (kind == d::ClockKind::other || !valid(abs)) return EINVAL;
+  return cond_wait_until(in, c, m, d::deadline_of(in.state->runtime(), kind, *abs));
+}
+
+int pthread_cond_signal(pthread_cond_t* c) noexcept {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_cond_signal)(c);
+  in.state->cond(c).cond.notify_one(kNotifyLocation);
+  return 0;
+}
+
+int pthread_cond_broadcast(pthread_cond_t* c) noexcept {
+  Intercepted in = intercepted();
+  if (!in) [[likely]]
+    return BUBBLE_REAL(pthread_cond_broadcast)(c);
+  in.state->cond(c).cond.notify_all(kNotifyLocation);
+  return 0;
+}
+
+int pthread_cond_init(pthread_cond_t* c, const pthread_condattr_t* attr) noexcept {
+  if (Intercepted in = intercepted()) in.state->forget_cond(c);
+  return BUBBLE_REAL(pthread_cond_init)(c, attr);
+}
+
+int pthread_cond_destroy(pthread_cond_t* c) noexcept {
+  if (Intercepted in = intercepted()) in.state->forget_cond(c);
+  return BUBBLE_REAL(pthread_cond_destroy)(c);
+}
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+// Clocks, sleeps and yields: inside an intercepting bubble they read and wait on virtual time;
+// everywhere else they are the real functions.
+
+#include <sched.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "real.hpp"
+#include "time_mapping.hpp"
+
+using bubble::interpose::detail::intercepting;
+namespace d = bubble::interpose::detail;
+
+extern "C" {
+
+int clock_gettime(clockid_t clock, struct timespec* ts) noexcept {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return BUBBLE_REAL(clock_gettime)(clock, ts);
+  switch (d::classify(clock)) {
+    case d::ClockKind::steady:
+      *ts = d::to_timespec(rt->now().time_since_epoch());
+      return 0;
+    case d::ClockKind::wall:
+      *ts = d::to_timespec(rt->wall_now().time_since_epoch());
+      return 0;
+    case d::ClockKind::other:
+      break;
+  }
+  return BUBBLE_REAL(clock_gettime)(clock, ts);
+}
+
+int gettimeofday(struct timeval* tv, void* tz) noexcept {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return BUBBLE_REAL(gettimeofday)(tv, tz);
+  // glibc declares `tv` nonnull.
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(rt->wall_now().time_since_epoch());
+  tv->tv_sec = static_cast<time_t>(us.count() / 1'000'000);
+  tv->tv_usec = static_cast<suseconds_t>(us.count() % 1'000'000);
+  if (tz != nullptr) *static_cast<struct timezone*>(tz) = {};  // UTC, as the bubble's wall view.
+  return 0;
+}
+
+time_t time(time_t* out) noexcept {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return BUBBLE_REAL(time)(out);
+  const auto s =
+      std::chrono::duration_cast<std::chrono::seconds>(rt->wall_now().time_since_epoch());
+  const auto t = static_cast<time_t>(s.count());
+  if (out != nullptr) *out = t;
+  return t;
+}
+
+int nanosleep(const struct timespec* req, struct timespec* rem) {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return BUBBLE_REAL(nanosleep)(req, rem);
+  if (req == nullptr || req->tv_nsec < 0 || req->tv_nsec >= 1'000'000'000 || req->tv_sec < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  rt->sleep_for(d::to_duration(*req), d::kSleepLocation);
+  if (rem != nullptr) *rem = {};
+  return 0;
+}
+
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem) {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return BUBBLE_REAL(clock_nanosleep)(clock, flags, req, rem);
+  const d::ClockKind kind = d::classify(clock);
+  if (kind == d::ClockKind::other) return ENOTSUP;  // CPU-time clocks: no virtual equivalent.
+  if (req == nullptr || req->tv_nsec < 0 || req->tv_nsec >= 1'000'000'000) return EINVAL;
+  if ((flags & TIMER_ABSTIME) != 0) {
+    rt->sleep_until(d::deadline_of(*rt, kind, *req), d::kSleepLocation);
+  } else {
+    if (req->tv_sec < 0) return EINVAL;
+    rt->sleep_for(d::to_duration(*req), d::kSleepLocation);
+    if (rem != nullptr) *rem = {};
+  }
+  return 0;
+}
+
+int usleep(useconds_t us) {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return BUBBLE_REAL(usleep)(us);
+  rt->sleep_for(std::chrono::microseconds{us}, d::kSleepLocation);
+  return 0;
+}
+
+unsigned int sleep(unsigned int seconds) {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr) [[likely]]
+    return BUBBLE_REAL(sleep)(seconds);
+  rt->sleep_for(std::chrono::seconds{seconds}, d::kSleepLocation);
+  return 0;
+}
+
+int sched_yield() noexcept {
+  bubble::Runtime* rt = intercepting();
+  if (rt == nullptr || !d::on_bubble_thread()) [[likely]]
+    return BUBBLE_REAL(sched_yield)();
+  try {
+    rt->yield(d::kYieldLocation);
+  } catch (...) {
+    // A noexcept function: bubble::Unwind (the teardown of a failed run) cannot leave it. The
+    // thread's next blocking call receives the next one.
+  }
+  return 0;
+}
+
+}  // extern "C"
