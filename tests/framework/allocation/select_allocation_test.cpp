@@ -66,7 +66,9 @@ void select_rounds(bubble::Runtime& rt, std::size_t& ready_allocs, std::size_t& 
   Channel<int> in(1, rt);
   Channel<int> out(0, rt);
   Channel<int> woken(0, rt);
-  auto [ctx, cancel] = Context::with_cancel(Context::background());
+  // Not a structured binding: clang 14 cannot capture one in a lambda.
+  const auto cancellable = Context::with_cancel(Context::background());
+  const Context& ctx = cancellable.first;
   auto ready = [&] {
     for (int i = 0; i < 100; ++i) {
       ASSERT_FALSE(in.try_send(i));
