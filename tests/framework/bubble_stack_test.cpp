@@ -116,7 +116,10 @@ TEST(BubbleStacks, ABigRunsStacksAreKeptForTheNextRunThenReturnedAfterASmallOne)
   std::int64_t mappings_again = 0;
   const std::int64_t mappings_before_again = mapping_count();
   threads_alive_at_once(3'000, [&] { mappings_again = mapping_count(); });
-  EXPECT_LE(mappings_again, mappings_before_again + 2) << "a repeated run mapped new stacks";
+  // A few mappings of the allocator's own are allowed (AddressSanitizer maps regions for its
+  // allocator as a run's allocations grow: 2 to 4 more in a full ASan run). Without the pool a
+  // repeated run of 3,000 threads maps thousands (one chunk per 64 stacks, plus guards).
+  EXPECT_LE(mappings_again, mappings_before_again + 16) << "a repeated run mapped new stacks";
   threads_alive_at_once(2, [] {});
   const std::int64_t after_small = virtual_size();
   EXPECT_LT(after_small - before, stacks / 10)
