@@ -114,11 +114,17 @@ TEST(BubbleStacks, ABigRunsStacksAreKeptForTheNextRunThenReturnedAfterASmallOne)
   EXPECT_GE(during - before, stacks);
   EXPECT_GE(after_big - before, stacks) << "the stacks of the big run were not kept";
   std::int64_t mappings_again = 0;
+  std::int64_t size_again = 0;
   const std::int64_t mappings_before_again = mapping_count();
-  threads_alive_at_once(3'000, [&] { mappings_again = mapping_count(); });
-  // A few mappings of the allocator's own are allowed (AddressSanitizer maps regions for its
-  // allocator as a run's allocations grow: 2 to 4 more in a full ASan run). Without the pool a
-  // repeated run of 3,000 threads maps thousands (one chunk per 64 stacks, plus guards).
+  const std::int64_t size_before_again = virtual_size();
+  threads_alive_at_once(3'000, [&] {
+    mappings_again = mapping_count();
+    size_again = virtual_size();
+  });
+  // A repeated run reuses the kept stacks: its address space grows by far less than its stacks
+  // (about 200 MB), and it adds at most a few mappings (AddressSanitizer's allocator maps a few
+  // regions of its own as a run's allocations grow: 2 to 4 in a full ASan run).
+  EXPECT_LT(size_again - size_before_again, stacks / 10) << "a repeated run mapped new stacks";
   EXPECT_LE(mappings_again, mappings_before_again + 16) << "a repeated run mapped new stacks";
   threads_alive_at_once(2, [] {});
   const std::int64_t after_small = virtual_size();
