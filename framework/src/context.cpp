@@ -400,7 +400,11 @@ void Context::wait(SourceLocation where) const {
 }
 
 void CancelFunc::operator()(std::error_code cause) const {
-  if (state_) detail::state_of(state_).cancel(errc::canceled, cause);
+  // A reference of its own: cancelling may wake a thread that then destroys this CancelFunc and
+  // every other handle on the context while cancel() is still running.
+  if (const std::shared_ptr<detail::ContextStateBase> state = state_) {
+    detail::state_of(state).cancel(errc::canceled, cause);
+  }
 }
 
 Context::Callback::Callback(const Context& ctx, std::function<void()> fn)

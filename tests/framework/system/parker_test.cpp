@@ -90,8 +90,9 @@ TEST(SystemParker, ManyThreadsParkAndUnparkEachOtherInARing) {
             Waiter w;
             rt.prepare(w);
             mine.waiter.store(&w);
-            while (mine.turns.load() == 0) {
-              if (rt.park(w, bubble::kNoDeadline, kWhat) == ParkResult::notified) break;
+            // Until notified, not until the turn is seen: the passer unparks after handing the
+            // turn over, and the waiter must outlive that unpark (the parking protocol).
+            while (rt.park(w, bubble::kNoDeadline, kWhat) != ParkResult::notified) {
             }
             mine.turns.fetch_sub(1);
           }
