@@ -165,6 +165,23 @@ void BM_BubblePool(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * work.jobs);
 }
 
+// The same pool with room for every job (capacity kJobs), like asio's unbounded queue: the
+// submitter never waits for room, so no worker has to wake it. The difference from
+// BM_BubblePool/measure_latency:1 is what the bound costs when the submitter is faster than the
+// workers (with ~1 us jobs the 1024-slot queue is full, and every job taken wakes the submitter).
+void BM_BubblePoolRoomForAll(benchmark::State& state) {
+  const Workload work(state);
+  for (auto _ : state) {
+    bubble::Pool pool({.workers = kWorkers, .queue_capacity = kJobs, .name = "bench"},
+                      bubble::system_runtime());
+    for (int i = 0; i < work.jobs; ++i) {
+      if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
+    }
+    if (pool.shutdown()) state.SkipWithError("shutdown failed");
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
 template <class MutexT, class CondVarT>
 void BM_PlainMutexCondvarPool(benchmark::State& state) {
   const Workload work(state);
@@ -257,6 +274,7 @@ BENCHMARK(BM_BubblePool)
     ->Iterations(3)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
+BENCHMARK(BM_BubblePoolRoomForAll)->Apply(throughput);
 BENCHMARK(BM_PlainMutexCondvarPool<std::mutex, std::condition_variable>)
     ->Name("BM_PlainMutexCondvarPool")
     ->Apply(throughput);
