@@ -71,9 +71,12 @@ namespace {
 constexpr Duration kForever = std::chrono::hours(1'000'000);
 
 // Bounds of a parker's adaptive spin, in `pause` rounds. A futex sleep and wake-up cost a few
-// microseconds of system calls and scheduling on each side; kMaxSpins pauses are about as long
-// (a pause is tens of cycles on current processors), so spinning never costs much more than the
-// sleep it may save.
+// microseconds of system calls and scheduling on each side. A pause takes from about ten to
+// about 140 cycles depending on the processor (65 cycles, 27 ns, on the AMD EPYC measured in
+// docs/PERFORMANCE.md), so kMaxSpins pauses can be ten times longer than that sleep; the spin
+// reaches it only after waits that spinning caught, and halves after each one it did not.
+// Shorter bounds, and at most one spinning thread per two processors, measured no better on a
+// loaded two-core machine (docs/PERFORMANCE.md, "The pool at the ceiling").
 constexpr int kMinSpins = 16;
 constexpr int kMaxSpins = 2048;
 
