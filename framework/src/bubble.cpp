@@ -399,6 +399,7 @@ class Bubble final : public Runtime {
   std::uint64_t new_object_id() noexcept override { return ++object_ids_; }
   void name_object(std::uint64_t id, std::string_view name) override {
     object_names_.insert_or_assign(id, std::string(name));
+    if (trace_) trace_->add_object(id, std::string(name));  // Traces show the names too.
   }
 
   // Used by ThreadHandleImpl.

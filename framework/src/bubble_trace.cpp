@@ -134,6 +134,24 @@ const char* duration_label(const Trace::Event& e) {
   }
 }
 
+// Appends object `id` as traces show it: `"accounts" #3` when it has a name (quotes and
+// backslashes in the name escaped, like control characters), `#3` otherwise.
+void append_object(std::string& out, std::uint64_t id, std::string_view name) {
+  if (!name.empty()) {
+    out += '"';
+    for (const char c : name) {
+      if (c == '"') {
+        out += "\\\"";
+      } else {
+        append_escaped(out, std::string_view(&c, 1));
+      }
+    }
+    out += "\" ";
+  }
+  out += '#';
+  out += std::to_string(id);
+}
+
 // The class a lock operation belongs to ("Mutex" for "Mutex::lock"), naming its slices.
 std::string_view lock_class(std::string_view operation) {
   const std::size_t colons = operation.find("::");
@@ -151,6 +169,31 @@ std::string_view Trace::thread_name(std::uint64_t id) const noexcept {
 void Trace::add_thread(std::uint64_t id, std::string name) {
   if (thread_names_.size() <= id) thread_names_.resize(id + 1);
   thread_names_[id] = std::move(name);
+}
+
+void Trace::add_object(std::uint64_t id, std::string name) {
+  object_names_.insert_or_assign(id, std::move(name));
+}
+
+std::string_view Trace::object_name(std::uint64_t id) const noexcept {
+  const auto it = object_names_.find(id);
+  return it != object_names_.end() ? std::string_view(it->second) : std::string_view();
+}
+
+bool Trace::names_an_object(const Event& e) noexcept {
+  if (e.object == 0) return false;
+  switch (e.kind) {
+    case EventKind::op:
+    case EventKind::block:
+    case EventKind::timeout:
+      // A spawn's and a join's id is the thread's, not an object's.
+      return e.what != "spawn" && e.what != "Thread::join";
+    case EventKind::acquire:
+    case EventKind::release:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::string_view Trace::note(std::string text) {
@@ -246,7 +289,10 @@ std::string Trace::text() const {
       out += ' ';
       append_escaped(out, e.what);
     }
-    if (e.object != 0) {
+    if (names_an_object(e)) {
+      out += ' ';
+      append_object(out, e.object, object_name(e.object));
+    } else if (e.object != 0) {
       out += " #";
       out += std::to_string(e.object);
     }
@@ -282,9 +328,32 @@ std::string Trace::chrome_json() const {
     append_json_string(out, std::string(thread_name(id)) + " #" + std::to_string(id));
     out += "}}";
   }
-  // A complete slice on `thread`'s track, ending at `end` after `length`.
+  // The args every event carries: its object's id, a named object's name, its location.
+  auto append_args = [&](std::uint64_t object, bool named, const SourceLocation& where) {
+    out += ",\"args\":{\"object\":" + std::to_string(object);
+    const std::string_view object_name = named ? this->object_name(object) : std::string_view();
+    if (!object_name.empty()) {
+      out += ",\"object_name\":";
+      append_json_string(out, object_name);
+    }
+    out += ",\"where\":";
+    std::string loc;
+    append_location(loc, where);
+    append_json_string(out, loc);
+    out += "}}";
+  };
+  // `text`, then event `e`'s object if it names one (`Mutex::lock "accounts" #3`).
+  auto with_object = [&](std::string text, const Event& e) {
+    if (names_an_object(e)) {
+      if (!text.empty()) text += ' ';
+      append_object(text, e.object, object_name(e.object));
+    }
+    return text;
+  };
+  // A complete slice on `thread`'s track, ending at `end` after `length`; `named`: `object` is
+  // an object's id, whose name (if any) goes into the args.
   auto slice = [&](std::uint64_t thread, Duration end, Duration length, std::string_view name,
-                   std::uint64_t object, const SourceLocation& where) {
+                   std::uint64_t object, bool named, const SourceLocation& where) {
     begin_event();
     out += "\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(thread) + ",\"ts\":";
     append_micros(out, end - length);
@@ -292,11 +361,7 @@ std::string Trace::chrome_json() const {
     append_micros(out, length);
     out += ",\"name\":";
     append_json_string(out, name);
-    out += ",\"args\":{\"object\":" + std::to_string(object) + ",\"where\":";
-    std::string loc;
-    append_location(loc, where);
-    append_json_string(out, loc);
-    out += "}}";
+    append_args(object, named, where);
   };
   // Blocked spans: from a block event to the next wake/timeout/exit of the same thread.
   struct Open {
@@ -309,7 +374,8 @@ std::string Trace::chrome_json() const {
     const Event& s = *open[end.thread].start;
     open[end.thread].open = false;
     slice(s.thread, end.time, end.time - s.time,
-          s.what.empty() ? std::string_view("blocked") : s.what, s.object, s.where);
+          with_object(s.what.empty() ? std::string("blocked") : std::string(s.what), s), s.object,
+          names_an_object(s), s.where);
   };
 
   const std::vector<bool> keep = shown();
@@ -323,20 +389,18 @@ std::string Trace::chrome_json() const {
         continue;
       case EventKind::acquire:
         if (e.contended) {
-          slice(e.thread, e.time, e.span,
-                std::string(lock_class(e.what)) + " #" + std::to_string(e.object) + " wait",
-                e.object, e.where);
+          slice(e.thread, e.time, e.span, with_object(std::string(lock_class(e.what)), e) + " wait",
+                e.object, true, e.where);
         }
         continue;
       case EventKind::release:
-        slice(e.thread, e.time, e.span,
-              std::string(lock_class(e.what)) + " #" + std::to_string(e.object) + " held", e.object,
-              e.where);
+        slice(e.thread, e.time, e.span, with_object(std::string(lock_class(e.what)), e) + " held",
+              e.object, true, e.where);
         continue;
       case EventKind::span_begin:
         continue;  // The span's slice is written at its end, which knows its length.
       case EventKind::span_end:
-        slice(e.thread, e.time, e.span, e.what, e.object, e.where);
+        slice(e.thread, e.time, e.span, e.what, e.object, false, e.where);
         continue;
       case EventKind::wake:
       case EventKind::timeout:
@@ -355,12 +419,8 @@ std::string Trace::chrome_json() const {
       if (!name.empty()) name += ' ';
       name += e.what;
     }
-    append_json_string(out, name);
-    out += ",\"args\":{\"object\":" + std::to_string(e.object) + ",\"where\":";
-    std::string loc;
-    append_location(loc, e.where);
-    append_json_string(out, loc);
-    out += "}}";
+    append_json_string(out, with_object(std::move(name), e));
+    append_args(e.object, names_an_object(e), e.where);
   }
   // Spans still open at the end (threads blocked at a deadlock) end at the last event's time.
   if (!events_.empty()) {

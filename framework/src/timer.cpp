@@ -18,7 +18,9 @@ namespace detail {
 // buffer is one nobody received (the channel's only sender is the firing). schedule_at and
 // cancel_timer are called outside `lock`. Lock order: TimerState::lock, then the channel's lock.
 struct TimerState : std::enable_shared_from_this<TimerState> {
-  TimerState(Runtime& runtime, Duration every) : rt(&runtime), channel(1, runtime), period(every) {}
+  // `name`: the channel's, which names the timer in reports and traces (empty: none).
+  TimerState(Runtime& runtime, Duration every, std::string_view name)
+      : rt(&runtime), channel(name, 1, runtime), period(every) {}
 
   Runtime* const rt;
   Channel<TimePoint> channel;
@@ -98,12 +100,13 @@ struct AfterFuncTimerState {
   std::atomic<int> state{kArmed};
   Runtime* rt = nullptr;
   std::function<void()> fn;
+  std::string thread_name;  // The name of the thread fire() starts.
   std::atomic<TimerId> timer{0};
 
   void fire() {
     int expected = kArmed;
     if (!state.compare_exchange_strong(expected, kStarted, std::memory_order_acq_rel)) return;
-    detach(rt->spawn("after_func", std::move(fn)));
+    detach(rt->spawn(std::move(thread_name), std::move(fn)));
   }
 };
 
@@ -120,8 +123,10 @@ void check_period(const char* what, Duration period) {
 
 }  // namespace
 
-Timer::Timer(Duration d, Runtime& rt)
-    : state_(std::make_shared<detail::TimerState>(rt, Duration{})) {
+Timer::Timer(Duration d, Runtime& rt) : Timer(std::string_view(), d, rt) {}
+
+Timer::Timer(std::string_view name, Duration d, Runtime& rt)
+    : state_(std::make_shared<detail::TimerState>(rt, Duration{}, name)) {
   state_->rearm(&d);
 }
 
@@ -145,9 +150,11 @@ bool Timer::stop(SourceLocation where) {
   return state_->rearm(nullptr);
 }
 
-Ticker::Ticker(Duration period, Runtime& rt) {
+Ticker::Ticker(Duration period, Runtime& rt) : Ticker(std::string_view(), period, rt) {}
+
+Ticker::Ticker(std::string_view name, Duration period, Runtime& rt) {
   check_period("Ticker", period);
-  state_ = std::make_shared<detail::TimerState>(rt, period);
+  state_ = std::make_shared<detail::TimerState>(rt, period, name);
   state_->rearm(&period);
 }
 
@@ -189,11 +196,16 @@ bool AfterFunc::stop() {
 }
 
 AfterFunc after_func(Duration d, std::function<void()> fn, Runtime& rt) {
+  return after_func(std::string_view(), d, std::move(fn), rt);
+}
+
+AfterFunc after_func(std::string_view name, Duration d, std::function<void()> fn, Runtime& rt) {
   if (!fn) throw std::invalid_argument("bubble::after_func: fn must not be empty");
   AfterFunc handle;
   auto state = std::make_shared<detail::AfterFuncTimerState>();
   state->rt = &rt;
   state->fn = std::move(fn);
+  state->thread_name = name.empty() ? std::string("after_func") : std::string(name);
   handle.state_ = state;
   const TimePoint deadline = detail::TimerState::deadline_after(rt.now(), d);
   if (deadline == kNoDeadline) return handle;

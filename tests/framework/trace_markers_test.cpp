@@ -121,7 +121,7 @@ TEST(TraceMarkers, ChromeJsonHasWaitHeldAndSpanSlicesAndNoteInstants) {
           R"({"ph":"X","pid":1,"tid":3,"ts":0,"dur":1000000,"name":"Mutex #1 wait")" + args,
           R"({"ph":"X","pid":1,"tid":2,"ts":0,"dur":1000000,"name":"Mutex #1 held")" + args,
           R"({"ph":"X","pid":1,"tid":3,"ts":1000000,"dur":500000,"name":"Mutex #1 held")" + args,
-          R"({"ph":"X","pid":1,"tid":3,"ts":0,"dur":1000000,"name":"Mutex::lock")" + args,
+          R"({"ph":"X","pid":1,"tid":3,"ts":0,"dur":1000000,"name":"Mutex::lock #1")" + args,
           expand(
               R"({"ph":"X","pid":1,"tid":1,"ts":0,"dur":1500000,"name":"both","args":{"object":0,"where":"@"}})"),
           expand(

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <string_view>
 
 #include <bubble/channel.hpp>
 #include <bubble/context.hpp>
@@ -40,6 +41,9 @@ class Timer {
  public:
   // Starts a timer that fires after `d` on `rt`'s clock.
   explicit Timer(Duration d, Runtime& rt = current_runtime());
+  // The same, called `name` in deadlock reports and traces: the timer's channel carries the name
+  // (Channel::receive "deadline" (object #4)). The name is recorded once, here.
+  explicit Timer(std::string_view name, Duration d, Runtime& rt = current_runtime());
   ~Timer();
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
@@ -80,6 +84,8 @@ class Ticker {
  public:
   // Starts a ticker; throws std::invalid_argument naming `period` if it is <= 0.
   explicit Ticker(Duration period, Runtime& rt = current_runtime());
+  // The same, called `name` in deadlock reports and traces, as a named Timer.
+  explicit Ticker(std::string_view name, Duration period, Runtime& rt = current_runtime());
   ~Ticker();
   Ticker(const Ticker&) = delete;
   Ticker& operator=(const Ticker&) = delete;
@@ -114,7 +120,9 @@ class After {
 
  private:
   friend After after(Duration, Runtime&);
-  After(Duration d, Runtime& rt) : timer_(std::make_unique<Timer>(d, rt)) {}
+  friend After after(std::string_view, Duration, Runtime&);
+  After(std::string_view name, Duration d, Runtime& rt)
+      : timer_(std::make_unique<Timer>(name, d, rt)) {}
   std::unique_ptr<Timer> timer_;
 };
 
@@ -128,7 +136,14 @@ class After {
 // it can also be received from directly: `after(1s).wait()` sleeps like sleep_for but returns the
 // scheduled time, and `a.channel().receive(ctx)` waits for a timeout or a context.
 [[nodiscard]] inline After after(Duration d, Runtime& rt = current_runtime()) {
-  return After(d, rt);
+  return After(std::string_view(), d, rt);
+}
+
+// The same, its channel called `name` in deadlock reports and traces, as a named Timer's:
+// `select(recv(jobs), recv(after("poll timeout", 1s).channel()))`.
+[[nodiscard]] inline After after(std::string_view name, Duration d,
+                                 Runtime& rt = current_runtime()) {
+  return After(name, d, rt);
 }
 
 // The handle returned by after_func: a function scheduled to run once a duration has elapsed.
@@ -143,7 +158,7 @@ class AfterFunc {
   bool stop();
 
  private:
-  friend AfterFunc after_func(Duration, std::function<void()>, Runtime&);
+  friend AfterFunc after_func(std::string_view, Duration, std::function<void()>, Runtime&);
   std::shared_ptr<detail::AfterFuncTimerState> state_;
 };
 
@@ -152,5 +167,11 @@ class AfterFunc {
 // stop it. d <= 0: starts at once (from the runtime's timer callback). An empty fn throws
 // std::invalid_argument.
 AfterFunc after_func(Duration d, std::function<void()> fn, Runtime& rt = current_runtime());
+
+// The same, the thread it starts called `name` instead of "after_func" (in reports and traces),
+// as a primitive's name: `after_func("flush", 1s, [&] { flush(); })`. An empty name means
+// "after_func".
+AfterFunc after_func(std::string_view name, Duration d, std::function<void()> fn,
+                     Runtime& rt = current_runtime());
 
 }  // namespace bubble

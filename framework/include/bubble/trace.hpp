@@ -35,7 +35,10 @@ enum class TraceLevel : std::uint8_t {
 //
 // Events are recorded in the order they happen. Each has the virtual time, the thread (its id in
 // the run and its name; thread 0 is the scheduler, which runs timer callbacks), the kind of event,
-// the operation and object it concerns, and a source location. Nothing in a trace depends on
+// the operation and object it concerns, and a source location. The trace also keeps the names the
+// program gave its objects (Runtime::new_object_id(name): `Mutex accounts("accounts")`), and
+// text() and chrome_json() show an object as `"accounts" #3` (the name, then the id, which stays
+// unique), or as `#3` when it has no name. Nothing in a trace depends on
 // pointer values, real time or hash order: the same program, inputs and strategy give a
 // byte-identical text(), in one process or across processes.
 class Trace {
@@ -83,19 +86,31 @@ class Trace {
   std::string_view thread_name(std::uint64_t id) const noexcept;
   bool empty() const noexcept { return events_.empty(); }
 
-  // One line per event the level shows: "<time> #<thread> <name> <kind> <what> #<object>
+  // The name given to object `id` (Runtime::new_object_id(name)); empty if it has none.
+  std::string_view object_name(std::uint64_t id) const noexcept;
+  // Whether `e.object` is the id of an object (which may have a name), rather than a thread's
+  // (spawn, wake, and the "spawn" and "Thread::join" operations) or a timer's (timer), or none.
+  static bool names_an_object(const Event& e) noexcept;
+
+  // One line per event the level shows: "<time> #<thread> <name> <kind> <what> <object>
   // [<duration>] <file>:<line>", the time being the virtual time since the start ("0s", "1.5s");
-  // fields that do not apply are omitted. The duration reads "waited 1s" on a contended acquire,
-  // "held 2s" on a release and "lasted 3s" on a span_end.
+  // <object> is `"accounts" #3` for a named object, `#3` otherwise (a thread's id also reads
+  // `#2`); fields that do not apply are omitted. The duration reads "waited 1s" on a contended
+  // acquire, "held 2s" on a release and "lasted 3s" on a span_end. Backslashes and control
+  // characters are escaped (`\\`, `\n`, `\x01`), and in a name also quotes (`\"`), so that
+  // an event stays on one line.
   std::string text() const;
 
   // The trace in Chrome's trace-event JSON format (opens in Perfetto and chrome://tracing), with
   // the events the level shows: one track per thread, named after it. Slices ("X" events) on a
-  // thread's track: the time it was blocked, named after what it waited on ("Mutex::lock",
-  // "sleep"); the time from a contended lock call to the acquisition ("Mutex #3 wait"); the time
-  // a lock was held, from acquisition to unlock ("Mutex #3 held"); each trace_span, from its
-  // start to its end. A trace_note is an instant named by its text; other events are instants
-  // named after their kind and operation. Times are virtual microseconds since the start.
+  // thread's track: the time it was blocked, named after what it waited on and the object
+  // ("Mutex::lock \"accounts\" #3", "sleep"); the time from a contended lock call to the
+  // acquisition ("Mutex \"accounts\" #3 wait"); the time a lock was held, from acquisition to
+  // unlock ("Mutex \"accounts\" #3 held"); each trace_span, from its start to its end. A
+  // trace_note is an instant named by its text; other events are instants named after their kind,
+  // operation and object ("op Mutex::lock \"accounts\" #3"). An object is named as in text()
+  // (`#3` without a name). Every event's args carry the object's id ("object", 0 for none) and,
+  // for a named object, its name ("object_name"). Times are virtual microseconds since the start.
   std::string chrome_json() const;
 
   // What text() and chrome_json() show (the events are recorded whatever the level).
@@ -115,6 +130,9 @@ class Trace {
     }
   }
   void add_thread(std::uint64_t id, std::string name);
+  // Records that object `id` is called `name` (the bubble calls it from
+  // Runtime::new_object_id(name), once per named object, at its construction).
+  void add_object(std::uint64_t id, std::string name);
   // Keeps `text` alive as long as the trace and returns a view of it (for Event::what).
   std::string_view note(std::string text);
   // Like note(), but returns the same view for equal texts (used for WaitInfo kinds, which need
@@ -124,7 +142,8 @@ class Trace {
  private:
   std::vector<Event> events_;
   TraceLevel level_ = TraceLevel::every_event;
-  std::vector<std::string> thread_names_;  // Indexed by thread id.
+  std::vector<std::string> thread_names_;              // Indexed by thread id.
+  std::map<std::uint64_t, std::string> object_names_;  // Named objects only.
   std::vector<std::unique_ptr<std::string>> notes_;
   std::map<std::string, std::unique_ptr<std::string>, std::less<>> interned_;
 };

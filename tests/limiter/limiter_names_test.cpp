@@ -1,0 +1,102 @@
+// The limiters name what they own ("concurrency_limiter.slots", "ticket_booth.tickets",
+// "rate_limiter.tokens", the threads "ticket_booth" and "rate_limiter/refill"), and those names
+// reach a bubble's failure reports.
+
+#include <bubble/bubble.hpp>
+#include <bubble/concurrency_limiter.hpp>
+#include <bubble/context.hpp>
+#include <bubble/pool.hpp>
+#include <bubble/rate_limiter.hpp>
+#include <bubble/runtime.hpp>
+#include <bubble/ticket_booth.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+namespace {
+
+using namespace std::chrono_literals;
+using bubble::Context;
+using bubble::Runtime;
+
+// The text of the RunFailure that running `program` in a bubble with `options` ends with.
+template <class Program>
+std::string failure_of(Program program, const bubble::Options& options = {}) {
+  try {
+    bubble::run(options, program);
+  } catch (const bubble::RunFailure& e) {
+    return e.what();
+  }
+  return "(no failure)";
+}
+
+// The line of `text` that starts with `prefix`, up to " at " (its location); "" if none.
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  const std::size_t begin = ("\n" + text).find("\n" + prefix);
+  if (begin == std::string::npos) return "";
+  const std::size_t end = text.find('\n', begin);
+  std::string line = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  return line.substr(0, line.find(" at "));
+}
+
+// A second acquire of a one-slot limiter whose slot is never released deadlocks on its slots.
+TEST(LimiterNames, ConcurrencyLimiterSlotsInADeadlockReport) {
+  const std::string m = failure_of([](Runtime& rt) {
+    bubble::ConcurrencyLimiter limiter(1, rt);  // object #1
+    (void)limiter.acquire(Context::background());
+    auto second = rt.spawn("second", [&] { (void)limiter.acquire(Context::background()); });
+    second->join();
+  });
+  EXPECT_NE(m.find("bubble: deadlock: "), std::string::npos) << m;
+  EXPECT_EQ(line_starting(m, "  thread #2 "),
+            "  thread #2 \"second\": blocked on WeightedSemaphore::acquire "
+            "\"concurrency_limiter.slots\" (object #1)")
+      << m;
+}
+
+// A taker waits for the booth's next ticket, an hour away; the run's virtual-time budget of a
+// minute ends it first, and the report lists the taker on the booth's channel and the booth's own
+// thread.
+TEST(LimiterNames, TicketBoothTakerAndThreadInAFailureReport) {
+  const std::string m = failure_of(
+      [](Runtime& rt) {
+        bubble::TicketBooth booth(1h, 1, rt);     // Its channel: object #1.
+        (void)booth.take(Context::background());  // The first ticket comes at once.
+        auto taker = rt.spawn("taker", [&] { (void)booth.take(Context::background()); });
+        taker->join();
+      },
+      {.max_virtual_time = 1min});
+  EXPECT_NE(m.find("max_virtual_time"), std::string::npos) << m;
+  EXPECT_EQ(line_starting(m, "  thread #3 "),
+            "  thread #3 \"taker\": blocked on Channel::receive \"ticket_booth.tickets\" (object "
+            "#1)")
+      << m;
+  EXPECT_NE(line_starting(m, "  thread #2 \"ticket_booth\": blocked on "), "") << m;
+}
+
+// A submit waiting for the next interval's token (an hour away, past the run's virtual-time
+// budget) waits on the limiter's condition variable; the pool's idle worker on the pool's.
+TEST(LimiterNames, RateLimiterTokensInAFailureReport) {
+  const std::string m = failure_of(
+      [](Runtime& rt) {
+        bubble::Pool pool({.workers = 1}, rt);
+        bubble::RateLimiter limiter(pool, 1, 1h);
+        (void)limiter.submit(Context::background(), [](const Context&) {});
+        auto waiting = rt.spawn(
+            "waiting", [&] { (void)limiter.submit(Context::background(), [](const Context&) {}); });
+        waiting->join();
+      },
+      {.max_virtual_time = 1min});
+  EXPECT_NE(m.find("max_virtual_time"), std::string::npos) << m;
+  EXPECT_EQ(line_starting(m, "  thread #4 "),
+            "  thread #4 \"waiting\": blocked on CondVar::wait \"rate_limiter.tokens\" (object #8)")
+      << m;
+  EXPECT_EQ(line_starting(m, "  thread #2 "),
+            "  thread #2 \"pool/worker-0\": blocked on CondVar::wait \"pool.work\" (object #2)")
+      << m;
+  EXPECT_NE(line_starting(m, "  thread #3 \"rate_limiter/refill\": blocked on "), "") << m;
+}
+
+}  // namespace
