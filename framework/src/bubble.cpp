@@ -34,6 +34,7 @@
 #include <bubble/detail/intercept.hpp>
 #include <bubble/detail/wait_queue.hpp>
 
+#include "bubble_os_thread.hpp"
 #include "bubble_random.hpp"
 #include "bubble_report.hpp"
 #include "bubble_stack.hpp"
@@ -145,6 +146,10 @@ struct Ctx {
   std::size_t stack_size = 0;
   // A canary-checked stack's lowest word (Options::stack_guard = canary); nullptr otherwise.
   const std::uint64_t* canary = nullptr;
+  // ThreadModel::os_threads: where this context's OS thread waits for the run, and that thread
+  // (a bubble thread's own; none for main, which is the OS thread that called run()).
+  std::unique_ptr<detail::Baton> baton;
+  pthread_t os_thread{};
 };
 
 // Aborts the process: the canary of `t`'s stack was overwritten (defined with the failures).
@@ -338,15 +343,20 @@ struct TimerSlot {
 thread_local const std::string* tl_teardown_message = nullptr;
 std::terminate_handler g_previous_terminate = nullptr;
 
+// The failure of the run whose teardown is on this OS thread: tl_teardown_message, set on the
+// bubble's own OS thread, or (ThreadModel::os_threads) the failure of the bubble this OS thread
+// runs a thread of, if it is being torn down. Defined after Bubble.
+const std::string* teardown_message_of_this_thread() noexcept;
+
 [[noreturn]] void teardown_terminate() {
-  if (tl_teardown_message != nullptr) {
+  if (const std::string* message = teardown_message_of_this_thread(); message != nullptr) {
     std::fprintf(
         stderr,
         "bubble: std::terminate was called while unwinding the threads of a failed run "
         "(bubble::Unwind probably reached a noexcept function: a destructor blocked on something "
         "no thread can signal). "
         "The run had failed with:\n%s\n",
-        tl_teardown_message->c_str());
+        message->c_str());
     std::fflush(stderr);
   }
   if (g_previous_terminate != nullptr) g_previous_terminate();
@@ -388,6 +398,13 @@ class Bubble final : public Runtime {
     return kept;
   }
   Duration elapsed() const noexcept { return now_ - start_; }
+  // The failure message std::terminate prints during the teardown (see teardown_terminate), on
+  // every OS thread of the bubble; nullptr outside the teardown.
+  const std::string* teardown_message() const noexcept { return teardown_message_; }
+  void set_teardown_message(const std::string* message) noexcept {
+    tl_teardown_message = message;
+    teardown_message_ = message;
+  }
   // detail::intercepted_thread_slot(): the running thread's slot, nullptr on main.
   void** intercept_slot() noexcept {
     return current_ != nullptr ? &current_->intercept_slot : nullptr;
@@ -424,6 +441,11 @@ class Bubble final : public Runtime {
   void run_thread(BThread* t);  // Main: resume t.
   void leave_blocked();         // The current thread is blocked or preempted: run someone else.
   void fiber_main(BThread* t);
+  void start_fiber(BThread* t);
+  static void* os_thread_main(
+      void* record);  // ThreadModel::os_threads: a bubble thread's OS thread.
+  void enter_os_thread(BThread* t);
+  void join_exited_os_threads() noexcept;
   Ctx* exit_current(BThread* t);  // Bookkeeping when t's body is done; returns where to go.
   void maybe_unwind(BThread* t);
   [[gnu::noinline]] void unwind_now(BThread* t);
@@ -555,14 +577,23 @@ class Bubble final : public Runtime {
   std::uint64_t teardown_steps_ = 0;
   std::uint64_t steps_since_resume_ = 0;  // Teardown steps since a thread was woken to unwind.
   bool unwind_all_ = false;               // Every thread's blocking calls throw Unwind.
+  const std::string* teardown_message_ = nullptr;  // See teardown_message().
 
   std::shared_ptr<Trace> trace_;
   bool tracing_ = false;
   bool capture_stacks_ = false;  // Options::symbolize_stacks is set.
   bool fifo_ = false;            // The strategy is fifo (a fast path at scheduling points).
+  bool os_threads_ = false;      // Options::thread_model is os_threads.
+  // ThreadModel::os_threads: the OS threads of exited bubble threads, not yet joined.
+  std::vector<pthread_t> exited_os_threads_;
   detail::WatchdogEntry watchdog_;
   Runtime* previous_runtime_ = nullptr;
 };
+
+const std::string* teardown_message_of_this_thread() noexcept {
+  if (tl_teardown_message != nullptr) return tl_teardown_message;
+  return tl_bubble != nullptr ? tl_bubble->teardown_message() : nullptr;
+}
 
 class ThreadHandleImpl final : public ThreadHandle {
  public:
@@ -626,6 +657,8 @@ Bubble::Bubble(const Options& options)
     tracing_ = true;
   }
   capture_stacks_ = static_cast<bool>(options.symbolize_stacks);
+  os_threads_ = options.thread_model == ThreadModel::os_threads;
+  if (os_threads_) main_.baton = std::make_unique<detail::Baton>();
   update_next_step_event();
 }
 
@@ -688,7 +721,8 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
       },
       SourceLocation{});  // No location: the trace does not depend on who called run().
   scheduler_loop();
-  tl_teardown_message = nullptr;
+  set_teardown_message(nullptr);
+  join_exited_os_threads();  // Their thread_local destructors have run when this returns.
 
   // Every thread has exited (or was abandoned). Timer callbacks may own objects whose
   // destructors call back into the runtime: destroy them while this OS thread still runs it.
@@ -736,6 +770,8 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
 // The scheduler: runs threads, fires timers, advances time, detects the end and deadlocks.
 void Bubble::scheduler_loop() {
   for (;;) {
+    if (!exited_os_threads_.empty()) [[unlikely]]
+      join_exited_os_threads();
     if (failed_ && !unwinding_) begin_unwind();
     if (!unwinding_ && timer_due()) fire_due_timers();
     if (!queue_.empty()) {
@@ -746,14 +782,20 @@ void Bubble::scheduler_loop() {
     if (live_ == 0) break;
     if (unwinding_) {
       if (resume_one_for_unwinding()) continue;
-      tl_teardown_message = nullptr;
+      set_teardown_message(nullptr);
       // Threads blocked where they cannot be unwound (in join, or in a destructor run by an
       // exception) and that nothing can wake: abandon them (their stacks and what they own leak;
       // the failure message says so).
       for (BThread* t = live_head_; t != nullptr;) {
         BThread* next = t->next_live;
-        // Leak the fiber: destroying it would throw into a frame that is already unwinding.
-        new fiber(std::move(t->ctx));
+        if (os_threads_) {
+          // Its OS thread waits at its baton forever: leak the baton, let the thread go.
+          static_cast<void>(t->baton.release());
+          detail::detach_os_thread(t->os_thread);
+        } else {
+          // Leak the fiber: destroying it would throw into a frame that is already unwinding.
+          new fiber(std::move(t->ctx));
+        }
         t->bubble = nullptr;  // A handle may still delete the record; nothing else will.
         ++abandoned_;
         --live_;
@@ -805,7 +847,7 @@ void Bubble::scheduler_loop() {
 void Bubble::begin_unwind() {
   unwinding_ = true;
   steps_since_resume_ = 0;
-  tl_teardown_message = &failure_message_;
+  set_teardown_message(&failure_message_);
   std::terminate_handler previous = std::set_terminate(&teardown_terminate);
   if (previous != &teardown_terminate) g_previous_terminate = previous;
 }
@@ -847,6 +889,14 @@ void Bubble::unwind_everyone() noexcept {
 
 void Bubble::switch_to(Ctx& to) {
   Ctx* self = running_;
+  if (os_threads_) [[unlikely]] {
+    from_ = self;
+    running_ = &to;
+    // Each OS thread has its own exception state; only the count the teardown reads is kept.
+    self->eh.uncaught = static_cast<unsigned int>(std::uncaught_exceptions());
+    detail::hand_over(*self->baton, *to.baton);
+    return;
+  }
   check_canary(*self);
   from_ = self;
   running_ = &to;
@@ -991,32 +1041,8 @@ void Bubble::destroy_record(BThread* t) noexcept {
   delete t;
 }
 
-std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<void()> body,
-                                               SourceLocation where) {
-  check_thread("spawn");
-  if (!body) throw std::invalid_argument("bubble::Runtime::spawn: empty body for \"" + name + "\"");
-  queue_.reserve(live_ + 1);  // Pushing the new thread (unpark, noexcept) never allocates.
-  auto* t = new BThread;
-  t->bubble = this;
-  t->id = ++thread_ids_;
-  t->name = std::move(name);
-  t->body = std::move(body);
-  t->spawned_at = where;
-  t->what = WaitInfo{"spawned", 0, where};
-  if (capture_stacks_) [[unlikely]] {
-    t->blocked_stack = std::make_unique<detail::CapturedStack>();
-    t->spawn_stack = std::make_unique<detail::CapturedStack>();
-    detail::capture_stack(*t->spawn_stack, 1);
-  }
-  t->unwind = unwind_all_;  // A thread spawned during the teardown runs normally, as the others.
-  if (current_ != nullptr) {
-    t->random_key = detail::derive_random_key(current_->random_key, ++current_->children);
-  } else {  // The root, or a thread spawned by a timer callback.
-    t->random_key = detail::derive_random_key(random_key_, ++callback_children_);
-  }
-  if (strategy_.kind() == Strategy::Kind::pct) {
-    t->priority = static_cast<std::uint64_t>(strategy_.depth()) + (rng_.next() >> 2);
-  }
+// ThreadModel::fibers: gives `t` its fiber, on a pooled stack. If that throws, deletes `t`.
+void Bubble::start_fiber(BThread* t) {
   boost::context::stack_context sctx;
   const bool guarded = options_.stack_guard == StackGuard::page;
   detail::PooledStack alloc(options_.stack_size, guarded, &sctx);
@@ -1052,6 +1078,81 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
   t->stack_size = sctx.size;
   t->stack_bottom = static_cast<const char*>(sctx.sp) - sctx.size;
   if (!guarded) t->canary = static_cast<const std::uint64_t*>(t->stack_bottom);
+}
+
+// ThreadModel::os_threads: the OS thread of bubble thread `record`. It waits for its first turn,
+// runs the thread's body as a fiber would, and hands the run on when the body is done; then its
+// thread_local destructors run, outside the bubble, before the bubble joins it.
+void* Bubble::os_thread_main(void* record) {
+  auto* t = static_cast<BThread*>(record);
+  t->baton->wait();
+  t->bubble->enter_os_thread(t);
+  return nullptr;
+}
+
+void Bubble::enter_os_thread(BThread* t) {
+  tl_bubble = this;
+  detail::set_current_runtime(this);
+  detail::tl_tracing = tracing_;
+  if (options_.intercept_std) detail::tl_intercepting_runtime = this;
+  const pthread_t self = t->os_thread;
+  fiber_main(t);
+  Ctx* next = exit_current(t);  // May delete t.
+  from_ = nullptr;
+  running_ = next;
+  exited_os_threads_.push_back(self);  // Reserved at spawn: does not allocate.
+  detail::tl_intercepting_runtime = nullptr;
+  detail::tl_tracing = false;
+  detail::set_current_runtime(nullptr);
+  tl_bubble = nullptr;
+  next->baton->post();
+}
+
+void Bubble::join_exited_os_threads() noexcept {
+  for (const pthread_t thread : exited_os_threads_) detail::join_os_thread(thread);
+  exited_os_threads_.clear();
+}
+
+std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<void()> body,
+                                               SourceLocation where) {
+  check_thread("spawn");
+  if (!body) throw std::invalid_argument("bubble::Runtime::spawn: empty body for \"" + name + "\"");
+  queue_.reserve(live_ + 1);  // Pushing the new thread (unpark, noexcept) never allocates.
+  auto* t = new BThread;
+  t->bubble = this;
+  t->id = ++thread_ids_;
+  t->name = std::move(name);
+  t->body = std::move(body);
+  t->spawned_at = where;
+  t->what = WaitInfo{"spawned", 0, where};
+  if (capture_stacks_) [[unlikely]] {
+    t->blocked_stack = std::make_unique<detail::CapturedStack>();
+    t->spawn_stack = std::make_unique<detail::CapturedStack>();
+    detail::capture_stack(*t->spawn_stack, 1);
+  }
+  t->unwind = unwind_all_;  // A thread spawned during the teardown runs normally, as the others.
+  if (current_ != nullptr) {
+    t->random_key = detail::derive_random_key(current_->random_key, ++current_->children);
+  } else {  // The root, or a thread spawned by a timer callback.
+    t->random_key = detail::derive_random_key(random_key_, ++callback_children_);
+  }
+  if (strategy_.kind() == Strategy::Kind::pct) {
+    t->priority = static_cast<std::uint64_t>(strategy_.depth()) + (rng_.next() >> 2);
+  }
+  if (os_threads_) {
+    try {
+      // Room for every thread that may exit before the next join: enter_os_thread pushes
+      // without allocating.
+      if (exited_os_threads_.capacity() < thread_ids_) exited_os_threads_.reserve(2 * thread_ids_);
+      t->baton = std::make_unique<detail::Baton>();
+      t->os_thread = detail::start_os_thread(options_.stack_size, &Bubble::os_thread_main, t);
+    } catch (...) {
+      delete t;
+      throw;
+    }
+  } else {
+    start_fiber(t);
+  }
   // Link into the live list.
   t->prev_live = live_tail_;
   if (live_tail_ != nullptr) {

@@ -107,7 +107,14 @@ int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const 
     throw;
   }
   on_end.reset();
-  mutex->lock(where);
+  try {
+    mutex->lock(where);
+  } catch (...) {
+    // Unwound while waiting for the mutex (its holder is blocked for good): this thread does not
+    // hold it, so `lock` must not own it, or its destructor would unlock another thread's mutex.
+    lock.release();
+    throw;
+  }
   return woken ? w.status : kTimedOut;
 }
 

@@ -302,4 +302,42 @@ TEST(BubbleTeardown, ThreadsRunnableWhenAnotherThrowsGoOnUntilTheyBlock) {
   EXPECT_EQ(probe.late, 0);
 }
 
+// A thread notified in CondVar::wait that is unwound while it waits to lock the mutex again (its
+// holder blocked for good while holding it) leaves wait without the mutex: its unique_lock must
+// not own it then, or its destructor unlocks a mutex this thread does not hold, which throws from
+// a destructor during the unwinding and terminates the process.
+TEST(BubbleTeardown, AThreadUnwoundWhileRelockingAfterANotifyLeavesItsLockUnowned) {
+  bool unwound_without_lock = false;
+  EXPECT_THROW(bubble::run([&](Runtime& rt) {
+                 bubble::Mutex m(rt);
+                 bubble::CondVar cv(rt);
+                 bubble::Notification never(rt);
+                 bool ready = false;
+                 bubble::Thread holder(
+                     "holder",
+                     [&] {
+                       rt.sleep_for(1s);
+                       std::lock_guard guard(m);
+                       ready = true;
+                       cv.notify_one();
+                       never.wait();  // Holds m until the teardown unwinds it.
+                     },
+                     rt);
+                 bubble::Thread waiter(
+                     "waiter",
+                     [&] {
+                       std::unique_lock lock(m);
+                       try {
+                         while (!ready) cv.wait(lock);
+                       } catch (const bubble::Unwind&) {
+                         unwound_without_lock = !lock.owns_lock();
+                         throw;
+                       }
+                     },
+                     rt);
+               }),
+               bubble::DeadlockError);
+  EXPECT_TRUE(unwound_without_lock);
+}
+
 }  // namespace

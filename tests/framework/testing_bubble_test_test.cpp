@@ -348,6 +348,36 @@ TEST(TestingExplore, ShrinkingCanBeSwitchedOff) {
   EXPECT_EQ(outcome.message.find("shrunk to"), std::string::npos) << outcome.message;
 }
 
+// With ThreadModel::os_threads every bubble thread reports its GoogleTest failures on an OS
+// thread of its own: the exploration still sees the one a spawned thread reports, fails, and
+// replays it, and the test's own capture (on this thread) receives the report.
+TEST(TestingExplore, FailuresOfSpawnedThreadsOnOwnOsThreadsAreFound) {
+  ExploreOptions options;
+  options.options.thread_model = bubble::ThreadModel::os_threads;
+  ::testing::TestPartResultArray parts;
+  ExploreOutcome outcome;
+  {
+    ::testing::ScopedFakeTestPartResultReporter capture(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    outcome = explore(
+        TestPlan::explore(200, 0),
+        [](Runtime& rt) {
+          const int total = racy_counter(rt);
+          auto checker = rt.spawn("checker", [total] { EXPECT_EQ(total, 2) << "lost update"; });
+          checker->join();
+        },
+        options);
+  }
+  ASSERT_TRUE(outcome.failed);
+  EXPECT_NE(outcome.message.find("replay: BUBBLE_STRATEGY="), std::string::npos) << outcome.message;
+  bool reported = false;
+  for (int i = 0; i < parts.size(); ++i) {
+    reported = reported || std::string(parts.GetTestPartResult(i).message()).find("lost update") !=
+                               std::string::npos;
+  }
+  EXPECT_TRUE(reported);
+}
+
 TEST(TestingExplore, ReplayingTheFailingStrategyReproducesTheSameRun) {
   ExploreOutcome outcome;
   {

@@ -62,27 +62,48 @@ void BM_RawFiberCreate(benchmark::State& state) {
 }
 BENCHMARK(BM_RawFiberCreate);
 
-// Two bubble threads ping-pong over two unbuffered Channel<int>s, 500,000 round trips per run.
-// Items: hand-offs (two per round trip). arg 0: fifo; arg 1: random, every decision recorded.
-void BM_ChannelPingPong(benchmark::State& state) {
-  const bool random = state.range(0) != 0;
-  const std::int64_t n = 500'000;
-  for (auto _ : state) {
-    bubble::run(bench_options(random), [n](Runtime& rt) {
-      bubble::Channel<int> ping(0, rt), pong(0, rt);
-      auto echo = rt.spawn("echo", [&] {
-        for (std::int64_t i = 0; i < n; ++i) (void)pong.send(*ping.receive());
-      });
-      for (std::int64_t i = 0; i < n; ++i) {
-        (void)ping.send(static_cast<int>(i));
-        benchmark::DoNotOptimize(pong.receive());
-      }
-      echo->join();
+// One run in which two bubble threads ping-pong `n` round trips over two unbuffered
+// Channel<int>s.
+void run_ping_pong(const bubble::Options& options, std::int64_t n) {
+  bubble::run(options, [n](Runtime& rt) {
+    bubble::Channel<int> ping(0, rt), pong(0, rt);
+    auto echo = rt.spawn("echo", [&] {
+      for (std::int64_t i = 0; i < n; ++i) (void)pong.send(*ping.receive());
     });
-  }
+    for (std::int64_t i = 0; i < n; ++i) {
+      (void)ping.send(static_cast<int>(i));
+      benchmark::DoNotOptimize(pong.receive());
+    }
+    echo->join();
+  });
+}
+
+// The ping-pong, 500,000 round trips per run. Items: hand-offs (two per round trip). arg 0: fifo;
+// arg 1: random, every decision recorded.
+void BM_ChannelPingPong(benchmark::State& state) {
+  const std::int64_t n = 500'000;
+  const bubble::Options options = bench_options(state.range(0) != 0);
+  for (auto _ : state) run_ping_pong(options, n);
   state.SetItemsProcessed(state.iterations() * n * 2);
 }
 BENCHMARK(BM_ChannelPingPong)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The ping-pong under each Options::thread_model, fifo, 20,000 round trips per run. Items:
+// hand-offs. arg 0: fibers (the baseline); arg 1: os_threads, where every hand-off is an OS
+// context switch between two OS threads.
+void BM_ChannelPingPongThreadModel(benchmark::State& state) {
+  const std::int64_t n = 20'000;
+  bubble::Options options = bench_options(false);
+  options.thread_model =
+      state.range(0) != 0 ? bubble::ThreadModel::os_threads : bubble::ThreadModel::fibers;
+  for (auto _ : state) run_ping_pong(options, n);
+  state.SetItemsProcessed(state.iterations() * n * 2);
+}
+BENCHMARK(BM_ChannelPingPongThreadModel)
+    ->Arg(0)
+    ->Arg(1)
+    ->UseRealTime()  // With os_threads the work is on other OS threads than the benchmark's.
+    ->Unit(benchmark::kMillisecond);
 
 // The engine alone: two threads hand a token back and forth with park/unpark.
 void BM_ParkUnparkPingPong(benchmark::State& state) {

@@ -97,6 +97,18 @@ inline constexpr WallTime kDefaultStart{kStart.time_since_epoch()};
 // How the stacks of bubble threads catch overflows (Options::stack_guard).
 enum class StackGuard : std::uint8_t { page, canary };
 
+// What the threads of a bubble run on (Options::thread_model).
+enum class ThreadModel : std::uint8_t {
+  // Fibers on the OS thread that called run(), switched in user space (Boost.Context): a switch
+  // costs tens of nanoseconds. thread_local variables are shared by all of the bubble's threads.
+  fibers,
+  // An OS thread for each bubble thread, of which exactly one runs at a time; the others wait until
+  // the engine hands them the run. Each bubble thread then has its own thread_local variables (and
+  // errno), as on real threads, for code that keeps per-thread state; a switch costs an OS context
+  // switch (microseconds; figures in docs/PERFORMANCE.md).
+  os_threads,
+};
+
 struct Options {
   // Where the clock starts. now() is the TimePoint with the same count since the epoch, and
   // wall_now() the same instant, so traces and logs are identical in every run.
@@ -137,6 +149,14 @@ struct Options {
   // stack on older kernels (at most ~32,000 threads under the default vm.max_map_count); canary
   // stacks need one per chunk everywhere.
   StackGuard stack_guard = StackGuard::page;
+  // What the bubble threads run on (see ThreadModel). The model changes only the cost of a switch
+  // and where thread_local variables live: schedules, virtual times, traces and failure reports
+  // are the same in both, so a seed or a schedule replays identically in either. With os_threads,
+  // stack_size is each OS thread's stack size (at least the system's minimum), stack_guard does
+  // not apply (the C library guards thread stacks with a page), and a thread's thread_local
+  // destructors run when its OS thread ends, after the bubble thread has exited and outside the
+  // bubble (they must not use the bubble's primitives); run() returns once every one has run.
+  ThreadModel thread_model = ThreadModel::fibers;
   // A name for messages (Runtime::name()); default "bubble", the same for every run, so that a
   // failure's message is byte-identical in its replays and in other processes.
   std::string name{};

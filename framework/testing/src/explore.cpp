@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "captured_failures.hpp"
+
 namespace bubble::testing {
 namespace {
 
@@ -123,8 +125,7 @@ ShrinkResult shrink_failed_run(const Options& run_options,
                                const std::function<void(Runtime&)>& body, const Schedule& failing,
                                const std::string& kind, const ShrinkOptions& limits) {
   ::testing::TestPartResultArray parts;
-  ::testing::ScopedFakeTestPartResultReporter capture(
-      ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+  const detail::CapturedFailures capture(&parts);
   Options options = run_options;
   options.trace = false;
   options.rethrow_original = false;
@@ -156,8 +157,7 @@ std::string report_with_stacks(const Options& run_options,
                                const std::function<void(Runtime&)>& body, const Schedule& failing,
                                const std::string& kind) {
   ::testing::TestPartResultArray parts;
-  ::testing::ScopedFakeTestPartResultReporter capture(
-      ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+  const detail::CapturedFailures capture(&parts);
   Options options = run_options;
   options.replay = failing;
   options.trace = false;
@@ -266,8 +266,7 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
   };
   std::exception_ptr pending;
   {
-    ::testing::ScopedFakeTestPartResultReporter capture(
-        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+    const detail::CapturedFailures capture(&parts);
     try {
       for (std::uint64_t i = 0; i < runs; ++i) {
         const std::uint64_t k = plan.schedule_index(i);

@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "captured_failures.hpp"
+
 namespace bubble::testing {
 namespace {
 
@@ -77,10 +79,9 @@ RunResult run_property(const Options& given, std::function<void(Runtime&)> root)
   std::optional<std::string> failure;
   {
     // Only inside a GoogleTest test: elsewhere (rc::check from main) there is nothing to capture.
-    std::optional<::testing::ScopedFakeTestPartResultReporter> capture;
+    std::optional<detail::CapturedFailures> capture;
     if (::testing::UnitTest::GetInstance()->current_test_info() != nullptr) {
-      capture.emplace(::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD,
-                      &parts);
+      capture.emplace(&parts);
     }
     try {
       result = bubble::run(options, std::move(root));

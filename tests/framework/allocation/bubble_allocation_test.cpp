@@ -3,7 +3,8 @@
 // memory is reserved beforehand (at spawn, when a timer slot is created, after each trace event);
 // if they allocated, an out-of-memory there would call std::terminate.
 //
-// A program of its own, because it replaces the global operator new to count allocations.
+// A program of its own, because counting_new.cpp replaces the global operator new to count
+// allocations.
 
 #include <bubble/bubble.hpp>
 #include <bubble/notification.hpp>
@@ -11,52 +12,18 @@
 
 #include <gtest/gtest.h>
 
+#include "counting_new.hpp"
+
 #include <chrono>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <vector>
 
 namespace {
-thread_local bool tl_counting = false;
-thread_local std::size_t tl_allocations = 0;
-}  // namespace
 
-void* operator new(std::size_t size) {
-  if (tl_counting) ++tl_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return ::operator new(size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-
-namespace {
-
+using bubble::test::allocations_of;
+using bubble::test::AllocationScope;
 using namespace std::chrono_literals;
 using bubble::Runtime;
-
-// Counts the allocations `fn` makes on this OS thread.
-template <class F>
-std::size_t allocations_of(F&& fn) {
-  tl_allocations = 0;
-  tl_counting = true;
-  fn();
-  tl_counting = false;
-  return tl_allocations;
-}
 
 // Many threads blocked with a deadline (each park registers a timer) are woken at once:
 // unpark pushes each onto the run queue (which never held them all before), cancels its park
@@ -78,7 +45,7 @@ void wake_many(bool trace) {
       // One at a time: the run queue never holds them all before the unparks below.
       while (parked < i + 1) rt.yield();
     }
-    during_unparks = allocations_of([&] {
+    during_unparks = allocations_of(AllocationScope::this_thread, [&] {
       for (auto& w : waiters) rt.unpark(*w);
     });
     for (auto& t : threads) t->join();
@@ -100,7 +67,7 @@ TEST(BubbleAllocation, CancelTimerNeverAllocates) {
   bubble::run([&](Runtime& rt) {
     std::vector<bubble::TimerId> ids;
     for (int i = 0; i < 1000; ++i) ids.push_back(rt.schedule_at(rt.now() + 1h, [] {}));
-    during_cancels = allocations_of([&] {
+    during_cancels = allocations_of(AllocationScope::this_thread, [&] {
       for (const bubble::TimerId id : ids) (void)rt.cancel_timer(id);
     });
   });
@@ -118,9 +85,10 @@ TEST(BubbleAllocation, TraceMarkersAllocateNothingOutsideATracedBubble) {
     bubble::trace_note("flushed a batch of 50");
     auto span = bubble::trace_span("flush");
   };
-  EXPECT_EQ(allocations_of(markers), 0u);
+  EXPECT_EQ(allocations_of(AllocationScope::this_thread, markers), 0u);
   std::size_t in_untraced = ~std::size_t{0};
-  const bubble::RunResult r = bubble::run([&](Runtime&) { in_untraced = allocations_of(markers); });
+  const bubble::RunResult r = bubble::run(
+      [&](Runtime&) { in_untraced = allocations_of(AllocationScope::this_thread, markers); });
   EXPECT_EQ(in_untraced, 0u);
   EXPECT_TRUE(r.trace.empty());
 }

@@ -3,7 +3,8 @@
 // and a context case's Context::Callback keeps its small function in place. Measured on both
 // runtimes, for a select that proceeds at once and for one that blocks and is woken.
 //
-// A program of its own, because it replaces the global operator new to count allocations.
+// A program of its own, because counting_new.cpp replaces the global operator new to count
+// allocations.
 
 #include <bubble/bubble.hpp>
 #include <bubble/channel.hpp>
@@ -12,36 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-#include <thread>
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<std::size_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return ::operator new(size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
+#include "counting_new.hpp"
 
 namespace {
 
@@ -49,16 +21,8 @@ using bubble::Channel;
 using bubble::Context;
 using bubble::recv;
 using bubble::send;
-
-// Counts the allocations `fn` makes (on every thread, while it runs).
-template <class F>
-std::size_t allocations_of(F&& fn) {
-  g_allocations = 0;
-  g_counting = true;
-  fn();
-  g_counting = false;
-  return g_allocations.load();
-}
+using bubble::test::allocations_of;
+using bubble::test::AllocationScope;
 
 // Four cases, one of each kind, proceeding at once (a buffered value) and after blocking (woken
 // by a send from another thread of the same runtime).
@@ -77,7 +41,7 @@ void select_rounds(bubble::Runtime& rt, std::size_t& ready_allocs, std::size_t& 
     }
   };
   ready();  // Warm-up.
-  ready_allocs = allocations_of(ready);
+  ready_allocs = allocations_of(AllocationScope::all_threads, ready);
 
   auto helper_body = [&] {
     for (int i = 0; i < 101; ++i) {
@@ -93,7 +57,7 @@ void select_rounds(bubble::Runtime& rt, std::size_t& ready_allocs, std::size_t& 
   };
   auto helper = rt.spawn("helper", helper_body);  // Spawning allocates: before counting.
   blocking(1);                                    // Warm-up.
-  blocking_allocs = allocations_of([&] { blocking(100); });
+  blocking_allocs = allocations_of(AllocationScope::all_threads, [&] { blocking(100); });
   helper->join();
 }
 
