@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "caller.hpp"
 #include "real.hpp"
 #include "time_mapping.hpp"
 
@@ -66,7 +67,7 @@ int nanosleep(const struct timespec* req, struct timespec* rem) {
     errno = EINVAL;
     return -1;
   }
-  rt->sleep_for(d::to_duration(*req), d::kSleepLocation);
+  rt->sleep_for(d::to_duration(*req), BUBBLE_CALLER(nanosleep));
   if (rem != nullptr) *rem = {};
   return 0;
 }
@@ -79,10 +80,10 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, stru
   if (kind == d::ClockKind::other) return ENOTSUP;  // CPU-time clocks: no virtual equivalent.
   if (req == nullptr || req->tv_nsec < 0 || req->tv_nsec >= 1'000'000'000) return EINVAL;
   if ((flags & TIMER_ABSTIME) != 0) {
-    rt->sleep_until(d::deadline_of(*rt, kind, *req), d::kSleepLocation);
+    rt->sleep_until(d::deadline_of(*rt, kind, *req), BUBBLE_CALLER(clock_nanosleep));
   } else {
     if (req->tv_sec < 0) return EINVAL;
-    rt->sleep_for(d::to_duration(*req), d::kSleepLocation);
+    rt->sleep_for(d::to_duration(*req), BUBBLE_CALLER(clock_nanosleep));
     if (rem != nullptr) *rem = {};
   }
   return 0;
@@ -92,7 +93,7 @@ int usleep(useconds_t us) {
   bubble::Runtime* rt = intercepting();
   if (rt == nullptr) [[likely]]
     return BUBBLE_REAL(usleep)(us);
-  rt->sleep_for(std::chrono::microseconds{us}, d::kSleepLocation);
+  rt->sleep_for(std::chrono::microseconds{us}, BUBBLE_CALLER(usleep));
   return 0;
 }
 
@@ -100,7 +101,7 @@ unsigned int sleep(unsigned int seconds) {
   bubble::Runtime* rt = intercepting();
   if (rt == nullptr) [[likely]]
     return BUBBLE_REAL(sleep)(seconds);
-  rt->sleep_for(std::chrono::seconds{seconds}, d::kSleepLocation);
+  rt->sleep_for(std::chrono::seconds{seconds}, BUBBLE_CALLER(sleep));
   return 0;
 }
 
@@ -109,7 +110,7 @@ int sched_yield() noexcept {
   if (rt == nullptr || !d::on_bubble_thread()) [[likely]]
     return BUBBLE_REAL(sched_yield)();
   try {
-    rt->yield(d::kYieldLocation);
+    rt->yield(BUBBLE_CALLER(sched_yield));
   } catch (...) {
     // A noexcept function: bubble::Unwind (the teardown of a failed run) cannot leave it. The
     // thread's next blocking call receives the next one.
