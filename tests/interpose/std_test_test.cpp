@@ -6,11 +6,14 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include <bubble/interpose.hpp>
 #include <bubble/testing.hpp>
+
+#include "components/timer_service.hpp"
 
 namespace {
 
@@ -25,6 +28,16 @@ BUBBLE_STD_TEST(InterposeStdTest, SleepForAnHourReturnsAtOnceAndSteadyClockMoves
   sleeper.join();
   EXPECT_EQ(steady_clock::now() - t0, 1h);
   EXPECT_EQ(bubble::current_runtime().now() - v0, 1h);
+}
+
+// The example of docs/unmodified-code.md.
+BUBBLE_STD_TEST(InterposeStdTest, RateLimiterLetsOneCallerThroughEveryHundredMilliseconds) {
+  components::IntervalLimiter limiter(100ms);  // steady_clock + sleep_for inside
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 3; ++i) callers.emplace_back([&] { limiter.acquire(); });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(std::chrono::steady_clock::now() - t0, 200ms);  // exact, and no real time passes
 }
 
 BUBBLE_TEST(InterposeStdTest, APlainBubbleTestDoesNotIntercept) {
