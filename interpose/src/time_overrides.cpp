@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 
@@ -15,6 +16,22 @@
 
 using bubble::interpose::detail::intercepting;
 namespace d = bubble::interpose::detail;
+
+namespace {
+
+// The real sched_yield, resolved when the program is loaded rather than on first use: sanitizer
+// runtimes call sched_yield while they hold their allocator's lock (LeakSanitizer's
+// stop-the-world, at exit, spins with it while other threads are alive), and resolving it then
+// would deadlock, since dlsym allocates.
+constinit std::atomic<int (*)()> real_sched_yield{nullptr};
+
+[[gnu::constructor]] void resolve_sched_yield() noexcept {
+  real_sched_yield.store(
+      reinterpret_cast<int (*)()>(d::resolve_next("sched_yield", "__interceptor_sched_yield")),
+      std::memory_order_relaxed);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -107,8 +124,10 @@ unsigned int sleep(unsigned int seconds) {
 
 int sched_yield() noexcept {
   bubble::Runtime* rt = intercepting();
-  if (rt == nullptr || !d::on_bubble_thread()) [[likely]]
-    return BUBBLE_REAL(sched_yield)();
+  if (rt == nullptr || !d::on_bubble_thread()) [[likely]] {
+    int (*real)() = real_sched_yield.load(std::memory_order_relaxed);
+    return real != nullptr ? real() : BUBBLE_REAL(sched_yield)();  // Called before constructors.
+  }
   try {
     rt->yield(BUBBLE_CALLER(sched_yield));
   } catch (...) {
