@@ -4,9 +4,9 @@ set(BUBBLE_EXPLORE_SCHEDULES 200 CACHE STRING
   "Schedules explored per BUBBLE_TEST by the CTest tests labelled explore")
 
 # bubble_bubble_test_filter(<out-var> <source>...): a GoogleTest filter naming every
-# BUBBLE_TEST(Suite, Name) and BUBBLE_TEST_F(Fixture, Name) defined at the start of a line in the
-# sources (the arguments may be wrapped over several lines), or "" if there is none. CMake re-runs
-# when one of the sources changes, so the filter follows the tests.
+# BUBBLE_TEST(Suite, Name) and BUBBLE_TEST_F(Fixture, Name) (and their BUBBLE_STD_ forms) defined at
+# the start of a line in the sources (the arguments may be wrapped over several lines), or "" if
+# there is none. CMake re-runs when one of the sources changes, so the filter follows the tests.
 function(bubble_bubble_test_filter out)
   set(names "")
   set(space "[ \t\r\n]*")
@@ -15,11 +15,11 @@ function(bubble_bubble_test_filter out)
     get_filename_component(path "${source}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${path}")
     file(READ "${path}" text)
-    string(REGEX MATCHALL "\nBUBBLE_TEST(_F)?\\(${space}${word}${space},${space}${word}${space}\\)"
+    string(REGEX MATCHALL "\nBUBBLE_(STD_)?TEST(_F)?\\(${space}${word}${space},${space}${word}${space}\\)"
       uses "\n${text}")
     foreach(use IN LISTS uses)
       string(REGEX REPLACE "[ \t\r\n]" "" use "${use}")
-      string(REGEX REPLACE "^BUBBLE_TEST(_F)?\\((${word}),(${word})\\)$" "\\2.\\3" name "${use}")
+      string(REGEX REPLACE "^BUBBLE_(STD_)?TEST(_F)?\\((${word}),(${word})\\)$" "\\3.\\4" name "${use}")
       list(APPEND names "${name}")
     endforeach()
   endforeach()

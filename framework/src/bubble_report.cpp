@@ -69,7 +69,11 @@ std::string group_line(const std::vector<ReportedThread>& threads, Group& g) {
 }  // namespace
 
 std::string location_text(const SourceLocation& where) {
-  if (where.line() == 0) return "(unknown location)";
+  if (where.line() == 0) {
+    // A file without a line: a place described in words (the interposer's "pthread_mutex_lock
+    // called from my_tests+0x4f2a1").
+    return where.file_name()[0] != '\0' ? std::string(where.file_name()) : "(unknown location)";
+  }
   return std::string(where.file_name()) + ":" + std::to_string(where.line());
 }
 

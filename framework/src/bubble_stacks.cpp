@@ -15,7 +15,7 @@ bool is_user_frame(const StackFrame& frame) noexcept {
     return false;
   }
   for (std::string_view own :
-       {"framework/include/bubble/", "framework/src/", "framework/testing/"}) {
+       {"framework/include/bubble/", "framework/src/", "framework/testing/", "interpose/src/"}) {
     if (file.find(own) != std::string_view::npos) return false;
   }
   return true;

@@ -19,6 +19,7 @@
 
 #include <bubble/bubble.hpp>
 
+#include "caller.hpp"
 #include "real.hpp"
 #include "run_state.hpp"
 #include "time_mapping.hpp"
@@ -26,11 +27,6 @@
 namespace d = bubble::interpose::detail;
 
 namespace {
-
-constexpr bubble::SourceLocation kFutexWaitLocation =
-    bubble::SourceLocation::current("<std::atomic::wait>", 0, "futex");
-constexpr bubble::SourceLocation kFutexWakeLocation =
-    bubble::SourceLocation::current("<std::atomic::notify>", 0, "futex");
 
 std::uint32_t load(const std::uint32_t* word) noexcept {
   return std::atomic_ref<const std::uint32_t>(*word).load(std::memory_order_acquire);
@@ -41,7 +37,7 @@ std::uint32_t load(const std::uint32_t* word) noexcept {
 // run is being torn down: the caller, which must be ready for EINTR, retries, and its next wait
 // receives the teardown again).
 long futex_wait(d::RunState& state, const std::uint32_t* word, std::uint32_t expected,
-                bubble::TimePoint deadline) {
+                bubble::TimePoint deadline, bubble::SourceLocation where) {
   d::FutexEntry& e = state.futex(word);
   try {
     // The guard makes the check and the queueing atomic with respect to a waker, which takes it
@@ -52,10 +48,10 @@ long futex_wait(d::RunState& state, const std::uint32_t* word, std::uint32_t exp
       return -1;
     }
     if (deadline == bubble::kNoDeadline) {
-      e.cond.wait(lock, kFutexWaitLocation);
+      e.cond.wait(lock, where);
       return 0;
     }
-    if (e.cond.wait_until(lock, deadline, kFutexWaitLocation) == std::cv_status::timeout) {
+    if (e.cond.wait_until(lock, deadline, where) == std::cv_status::timeout) {
       errno = ETIMEDOUT;
       return -1;
     }
@@ -67,20 +63,21 @@ long futex_wait(d::RunState& state, const std::uint32_t* word, std::uint32_t exp
 }
 
 // FUTEX_WAKE: wakes up to `count` waiters on `word`; returns how many it woke.
-long futex_wake(d::RunState& state, const std::uint32_t* word, long count) {
+long futex_wake(d::RunState& state, const std::uint32_t* word, long count,
+                bubble::SourceLocation where) {
   d::FutexEntry& e = state.futex(word);
   std::lock_guard lock(e.guard);
   const auto waiting = static_cast<long>(e.cond.waiters());
   const long woken = count < waiting ? count : waiting;
   if (woken == waiting) {
-    e.cond.notify_all(kFutexWakeLocation);
+    e.cond.notify_all(where);
   } else {
-    for (long i = 0; i < woken; ++i) e.cond.notify_one(kFutexWakeLocation);
+    for (long i = 0; i < woken; ++i) e.cond.notify_one(where);
   }
   return woken;
 }
 
-long futex(d::RunState& state, const long* a) {
+long futex(d::RunState& state, const long* a, bubble::SourceLocation where) {
   const auto* word = reinterpret_cast<const std::uint32_t*>(a[0]);
   const int op = static_cast<int>(a[1]);
   const auto value = static_cast<std::uint32_t>(a[2]);
@@ -90,18 +87,18 @@ long futex(d::RunState& state, const long* a) {
     case FUTEX_WAIT: {  // Relative timeout, measured on the monotonic clock.
       const bubble::TimePoint deadline =
           timeout == nullptr ? bubble::kNoDeadline : rt.now() + d::to_duration(*timeout);
-      return futex_wait(state, word, value, deadline);
+      return futex_wait(state, word, value, deadline, where);
     }
     case FUTEX_WAIT_BITSET: {  // Absolute timeout; the bitset is taken as "match any".
       const d::ClockKind clock =
           (op & FUTEX_CLOCK_REALTIME) != 0 ? d::ClockKind::wall : d::ClockKind::steady;
       const bubble::TimePoint deadline =
           timeout == nullptr ? bubble::kNoDeadline : d::deadline_of(rt, clock, *timeout);
-      return futex_wait(state, word, value, deadline);
+      return futex_wait(state, word, value, deadline, where);
     }
     case FUTEX_WAKE:
     case FUTEX_WAKE_BITSET:
-      return futex_wake(state, word, static_cast<long>(static_cast<int>(a[2])));
+      return futex_wake(state, word, static_cast<long>(static_cast<int>(a[2])), where);
     default:
       errno = ENOSYS;  // Requeue, PI and other futex operations are not modelled.
       return -1;
@@ -122,7 +119,7 @@ extern "C" __attribute__((no_sanitize("address"))) long syscall(long number, ...
   va_end(args);
   if (number == SYS_futex && d::intercepting() != nullptr && d::on_bubble_thread()) {
     try {
-      return futex(d::RunState::of(*d::intercepting()), a);
+      return futex(d::RunState::of(*d::intercepting()), a, BUBBLE_CALLER(syscall));
     } catch (...) {
       errno = ENOMEM;
       return -1;

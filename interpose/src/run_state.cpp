@@ -26,6 +26,13 @@ clockid_t clock_of(const pthread_cond_t* c) {
   return (c->__data.__wrefs & 2) != 0 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
+// Whether readers of a pthread rwlock wait for waiting writers: glibc's __data.__flags holds the
+// kind, and only PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP makes them wait
+// (PTHREAD_RWLOCK_PREFER_WRITER_NP behaves as the default, PREFER_READER).
+bool prefers_writers(const pthread_rwlock_t* rw) {
+  return rw->__data.__flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
 }  // namespace
 
 RunState& RunState::of(Runtime& rt) {
@@ -86,6 +93,33 @@ CondEntry& RunState::cond(pthread_cond_t* c) {
     e->clock = clock_of(c);
   }
   return *e;
+}
+
+RwlockEntry& RunState::rwlock(pthread_rwlock_t* rw) {
+  auto& e = rwlocks_[rw];
+  if (!e) {
+    e = std::make_unique<RwlockEntry>(*rt_);
+    e->prefer_writers = prefers_writers(rw);
+  } else if (e->idle()) {
+    e->prefer_writers = prefers_writers(rw);
+  }
+  return *e;
+}
+
+SemEntry& RunState::sem(const void* sem) {
+  auto& e = sems_[sem];
+  if (!e) e = std::make_unique<SemEntry>(*rt_);
+  return *e;
+}
+
+void RunState::forget_rwlock(const pthread_rwlock_t* rw) {
+  auto it = rwlocks_.find(rw);
+  if (it != rwlocks_.end() && it->second->idle()) rwlocks_.erase(it);
+}
+
+void RunState::forget_sem(const void* sem) {
+  auto it = sems_.find(sem);
+  if (it != sems_.end() && it->second->posted.waiters() == 0) sems_.erase(it);
 }
 
 void RunState::forget_mutex(const pthread_mutex_t* m) {

@@ -56,6 +56,37 @@ struct FutexEntry {
   CondVar cond;
 };
 
+// The bubble primitives standing in for one pthread_rwlock_t: who holds it (one writer, or
+// readers, each read lock counted once per acquisition), and the condition variables its waiters
+// wait on, named for reports. `prefer_writers` is glibc's
+// PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind: readers then wait while a writer waits;
+// otherwise (glibc's default, also for std::shared_mutex) a reader takes the lock whenever no
+// writer holds it.
+struct RwlockEntry {
+  explicit RwlockEntry(Runtime& rt)
+      : guard(rt),
+        readable("pthread_rwlock_t readers", rt),
+        writable("pthread_rwlock_t writers", rt) {}
+  Mutex guard;
+  CondVar readable;  // Readers wait here for the writer to leave.
+  CondVar writable;  // Writers wait here for the lock to be free.
+  ThreadRecord* writer = nullptr;
+  std::vector<ThreadRecord*> readers;
+  unsigned waiting_writers = 0;
+  bool prefer_writers = false;
+  bool idle() const noexcept {
+    return writer == nullptr && readers.empty() && waiting_writers == 0 && readable.waiters() == 0;
+  }
+};
+
+// The bubble primitives the waiters of one sem_t wait on. The count itself stays in the sem_t (in
+// glibc's layout), so the semaphore keeps its value across and after intercepted runs.
+struct SemEntry {
+  explicit SemEntry(Runtime& rt) : guard(rt), posted("sem_t", rt) {}
+  Mutex guard;
+  CondVar posted;
+};
+
 class RunState {
  public:
   explicit RunState(Runtime& rt) : rt_(&rt), serial_(rt.serial()) {}
@@ -77,9 +108,13 @@ class RunState {
   MutexEntry& mutex(pthread_mutex_t* m);
   FutexEntry& futex(const void* word);
   CondEntry& cond(pthread_cond_t* c);
+  RwlockEntry& rwlock(pthread_rwlock_t* rw);
+  SemEntry& sem(const void* sem);
   // pthread_*_destroy and pthread_*_init: forget the entry of an object (if nobody uses it).
   void forget_mutex(const pthread_mutex_t* m);
   void forget_cond(const pthread_cond_t* c);
+  void forget_rwlock(const pthread_rwlock_t* rw);
+  void forget_sem(const void* sem);
 
  private:
   Runtime* rt_;
@@ -88,6 +123,8 @@ class RunState {
   std::unordered_map<const void*, std::unique_ptr<MutexEntry>> mutexes_;
   std::unordered_map<const void*, std::unique_ptr<CondEntry>> conds_;
   std::unordered_map<const void*, std::unique_ptr<FutexEntry>> futexes_;
+  std::unordered_map<const void*, std::unique_ptr<RwlockEntry>> rwlocks_;
+  std::unordered_map<const void*, std::unique_ptr<SemEntry>> sems_;
 };
 
 }  // namespace bubble::interpose::detail

@@ -14,45 +14,19 @@
 
 #include <bubble/bubble.hpp>
 
-#include "real.hpp"
-#include "run_state.hpp"
+#include "caller.hpp"
+#include "intercepted.hpp"
 #include "time_mapping.hpp"
 
 namespace d = bubble::interpose::detail;
-using bubble::interpose::detail::intercepting;
+using bubble::interpose::detail::Intercepted;
+using bubble::interpose::detail::intercepted;
 using bubble::interpose::detail::MutexEntry;
 using bubble::interpose::detail::RunState;
 using bubble::interpose::detail::ThreadRecord;
+using bubble::interpose::detail::valid;
 
 namespace {
-
-constexpr bubble::SourceLocation kLockLocation =
-    bubble::SourceLocation::current("<std::mutex::lock>", 0, "pthread_mutex_lock");
-constexpr bubble::SourceLocation kUnlockLocation =
-    bubble::SourceLocation::current("<std::mutex::unlock>", 0, "pthread_mutex_unlock");
-constexpr bubble::SourceLocation kWaitLocation =
-    bubble::SourceLocation::current("<std::condition_variable::wait>", 0, "pthread_cond_wait");
-constexpr bubble::SourceLocation kNotifyLocation =
-    bubble::SourceLocation::current("<std::condition_variable::notify>", 0, "pthread_cond_signal");
-
-// The run state and the calling bubble thread's record, when the call is to be intercepted.
-struct Intercepted {
-  RunState* state = nullptr;
-  ThreadRecord* self = nullptr;
-  explicit operator bool() const noexcept { return self != nullptr; }
-};
-
-Intercepted intercepted() noexcept {
-  bubble::Runtime* rt = intercepting();
-  if (rt == nullptr) [[likely]]
-    return {};
-  try {
-    RunState& state = RunState::of(*rt);
-    return {&state, state.self()};
-  } catch (const std::bad_alloc&) {
-    return {};
-  }
-}
 
 void take(MutexEntry& e, ThreadRecord* self) noexcept {
   e.owner = self;
@@ -62,7 +36,8 @@ void take(MutexEntry& e, ThreadRecord* self) noexcept {
 // Locks `e` for `self`, waiting until `deadline` (kNoDeadline: for ever). Returns 0, ETIMEDOUT or
 // EDEADLK (an error-checking mutex the caller holds). Throws bubble::Unwind when a failed run
 // tears the thread down while it waits.
-int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline) {
+int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline,
+               bubble::SourceLocation where) {
   if (e.owner == self) {
     if (e.kind == PTHREAD_MUTEX_RECURSIVE) {
       ++e.depth;
@@ -72,11 +47,11 @@ int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline) {
     // A normal mutex locked twice by its owner: blocks for ever, which the bubble reports.
   }
   if (deadline == bubble::kNoDeadline) {
-    e.mutex.lock(kLockLocation);
+    e.mutex.lock(where);
     take(e, self);
     return 0;
   }
-  if (e.mutex.try_lock(kLockLocation)) {
+  if (e.mutex.try_lock(where)) {
     take(e, self);
     return 0;
   }
@@ -87,9 +62,9 @@ int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline) {
     MutexEntry& e;
     ~Leave() { --e.timed_waiters; }
   } leave{e};
-  while (!e.mutex.try_lock(kLockLocation)) {
-    if (e.released.wait_until(guard, deadline, kLockLocation) == std::cv_status::timeout) {
-      if (e.mutex.try_lock(kLockLocation)) break;
+  while (!e.mutex.try_lock(where)) {
+    if (e.released.wait_until(guard, deadline, where) == std::cv_status::timeout) {
+      if (e.mutex.try_lock(where)) break;
       return ETIMEDOUT;
     }
   }
@@ -100,10 +75,11 @@ int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline) {
 // lock_until in a noexcept entry point: bubble::Unwind cannot leave it, so the thread keeps
 // trying; each attempt receives the next Unwind until the bubble abandons the thread (see
 // "Teardown / unwinding" in docs/ARCHITECTURE.md).
-int lock_noexcept(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline) noexcept {
+int lock_noexcept(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline,
+                  bubble::SourceLocation where) noexcept {
   for (;;) {
     try {
-      return lock_until(e, self, deadline);
+      return lock_until(e, self, deadline, where);
     } catch (const bubble::Unwind&) {
     } catch (...) {
       return EAGAIN;
@@ -111,27 +87,23 @@ int lock_noexcept(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline)
   }
 }
 
-int unlock(MutexEntry& e, ThreadRecord* self) noexcept {
+int unlock(MutexEntry& e, ThreadRecord* self, bubble::SourceLocation where) noexcept {
   if (e.owner != self) return EPERM;
   if (--e.depth > 0) return 0;
   e.owner = nullptr;
-  e.mutex.unlock(kUnlockLocation);
+  e.mutex.unlock(where);
   if (e.timed_waiters > 0) {
     std::lock_guard guard(e.released_guard);
-    e.released.notify_all(kUnlockLocation);
+    e.released.notify_all(where);
   }
   return 0;
-}
-
-bool valid(const timespec* t) noexcept {
-  return t != nullptr && t->tv_nsec >= 0 && t->tv_nsec < 1'000'000'000;
 }
 
 // Waits on `c` with `m`, until `deadline`, with the pthread contract: `m` is released while
 // waiting and held again on return (also when bubble::Unwind leaves, so that the caller's
 // unique_lock releases it).
 int cond_wait_until(Intercepted in, pthread_cond_t* c, pthread_mutex_t* m,
-                    bubble::TimePoint deadline) {
+                    bubble::TimePoint deadline, bubble::SourceLocation where) {
   MutexEntry& e = in.state->mutex(m);
   bubble::CondVar& cond = in.state->cond(c).cond;
   if (e.owner != in.self) return EPERM;
@@ -153,10 +125,10 @@ int cond_wait_until(Intercepted in, pthread_cond_t* c, pthread_mutex_t* m,
     }
   } reown{e, lock, in.self, depth};
   if (deadline == bubble::kNoDeadline) {
-    cond.wait(lock, kWaitLocation);
+    cond.wait(lock, where);
     return 0;
   }
-  return cond.wait_until(lock, deadline, kWaitLocation) == std::cv_status::timeout ? ETIMEDOUT : 0;
+  return cond.wait_until(lock, deadline, where) == std::cv_status::timeout ? ETIMEDOUT : 0;
 }
 
 }  // namespace
@@ -167,7 +139,8 @@ int pthread_mutex_lock(pthread_mutex_t* m) noexcept {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_mutex_lock)(m);
-  return lock_noexcept(in.state->mutex(m), in.self, bubble::kNoDeadline);
+  return lock_noexcept(in.state->mutex(m), in.self, bubble::kNoDeadline,
+                       BUBBLE_CALLER(pthread_mutex_lock));
 }
 
 int pthread_mutex_trylock(pthread_mutex_t* m) noexcept {
@@ -179,7 +152,7 @@ int pthread_mutex_trylock(pthread_mutex_t* m) noexcept {
     ++e.depth;
     return 0;
   }
-  if (!e.mutex.try_lock(kLockLocation)) return EBUSY;
+  if (!e.mutex.try_lock(BUBBLE_CALLER(pthread_mutex_trylock))) return EBUSY;
   take(e, in.self);
   return 0;
 }
@@ -190,7 +163,8 @@ int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* abs) noex
     return BUBBLE_REAL(pthread_mutex_timedlock)(m, abs);
   if (!valid(abs)) return EINVAL;
   bubble::Runtime& rt = in.state->runtime();
-  return lock_noexcept(in.state->mutex(m), in.self, d::deadline_of(rt, d::ClockKind::wall, *abs));
+  return lock_noexcept(in.state->mutex(m), in.self, d::deadline_of(rt, d::ClockKind::wall, *abs),
+                       BUBBLE_CALLER(pthread_mutex_timedlock));
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock,
@@ -200,15 +174,15 @@ int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock,
     return BUBBLE_REAL(pthread_mutex_clocklock)(m, clock, abs);
   const d::ClockKind kind = d::classify(clock);
   if (kind == d::ClockKind::other || !valid(abs)) return EINVAL;
-  return lock_noexcept(in.state->mutex(m), in.self,
-                       d::deadline_of(in.state->runtime(), kind, *abs));
+  return lock_noexcept(in.state->mutex(m), in.self, d::deadline_of(in.state->runtime(), kind, *abs),
+                       BUBBLE_CALLER(pthread_mutex_clocklock));
 }
 
 int pthread_mutex_unlock(pthread_mutex_t* m) noexcept {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_mutex_unlock)(m);
-  return unlock(in.state->mutex(m), in.self);
+  return unlock(in.state->mutex(m), in.self, BUBBLE_CALLER(pthread_mutex_unlock));
 }
 
 int pthread_mutex_init(pthread_mutex_t* m, const pthread_mutexattr_t* attr) noexcept {
@@ -225,7 +199,7 @@ int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_cond_wait)(c, m);
-  return cond_wait_until(in, c, m, bubble::kNoDeadline);
+  return cond_wait_until(in, c, m, bubble::kNoDeadline, BUBBLE_CALLER(pthread_cond_wait));
 }
 
 int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const struct timespec* abs) {
@@ -234,7 +208,8 @@ int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const struct t
     return BUBBLE_REAL(pthread_cond_timedwait)(c, m, abs);
   if (!valid(abs)) return EINVAL;
   const clockid_t clock = in.state->cond(c).clock;
-  return cond_wait_until(in, c, m, d::deadline_of(in.state->runtime(), d::classify(clock), *abs));
+  return cond_wait_until(in, c, m, d::deadline_of(in.state->runtime(), d::classify(clock), *abs),
+                         BUBBLE_CALLER(pthread_cond_timedwait));
 }
 
 int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock,
@@ -244,14 +219,15 @@ int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t cloc
     return BUBBLE_REAL(pthread_cond_clockwait)(c, m, clock, abs);
   const d::ClockKind kind = d::classify(clock);
   if (kind == d::ClockKind::other || !valid(abs)) return EINVAL;
-  return cond_wait_until(in, c, m, d::deadline_of(in.state->runtime(), kind, *abs));
+  return cond_wait_until(in, c, m, d::deadline_of(in.state->runtime(), kind, *abs),
+                         BUBBLE_CALLER(pthread_cond_clockwait));
 }
 
 int pthread_cond_signal(pthread_cond_t* c) noexcept {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_cond_signal)(c);
-  in.state->cond(c).cond.notify_one(kNotifyLocation);
+  in.state->cond(c).cond.notify_one(BUBBLE_CALLER(pthread_cond_signal));
   return 0;
 }
 
@@ -259,7 +235,7 @@ int pthread_cond_broadcast(pthread_cond_t* c) noexcept {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_cond_broadcast)(c);
-  in.state->cond(c).cond.notify_all(kNotifyLocation);
+  in.state->cond(c).cond.notify_all(BUBBLE_CALLER(pthread_cond_broadcast));
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <string>
 
+#include "caller.hpp"
 #include "real.hpp"
 #include "run_state.hpp"
 #include "time_mapping.hpp"
@@ -14,14 +15,6 @@
 using bubble::interpose::detail::intercepting;
 using bubble::interpose::detail::RunState;
 using bubble::interpose::detail::ThreadRecord;
-
-namespace {
-
-// Where pthread_create's threads are spawned from, in reports and traces.
-constexpr bubble::SourceLocation kCreateLocation =
-    bubble::SourceLocation::current("<std::thread>", 0, "pthread_create");
-
-}  // namespace
 
 extern "C" {
 
@@ -47,7 +40,7 @@ int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)
           *::bubble::detail::intercepted_thread_slot() = r;
           r->result = start(arg);
         },
-        kCreateLocation);
+        BUBBLE_CALLER(pthread_create));
     if (detach_state == PTHREAD_CREATE_DETACHED) {
       record.detached = true;
       record.handle.reset();
@@ -68,7 +61,7 @@ int pthread_join(pthread_t thread, void** result) {
   if (r == nullptr) return BUBBLE_REAL(pthread_join)(thread, result);
   if (r == state.self()) return EDEADLK;
   if (r->handle == nullptr || r->detached || r->joined) return EINVAL;
-  r->handle->join(bubble::SourceLocation::current("<std::thread::join>", 0, "pthread_join"));
+  r->handle->join(BUBBLE_CALLER(pthread_join));
   r->joined = true;
   r->handle.reset();
   if (result != nullptr) *result = r->result;

@@ -53,11 +53,4 @@ inline bool on_bubble_thread() noexcept {
   return ::bubble::detail::intercepted_thread_slot() != nullptr;
 }
 
-// Where the overrides block, for deadlock reports and traces: the standard-library operation,
-// since the user's own line is not known at the C entry point.
-inline constexpr SourceLocation kSleepLocation =
-    SourceLocation::current("<std::this_thread::sleep_for>", 0, "nanosleep");
-inline constexpr SourceLocation kYieldLocation =
-    SourceLocation::current("<std::this_thread::yield>", 0, "sched_yield");
-
 }  // namespace bubble::interpose::detail

@@ -6,14 +6,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 
+#include "caller.hpp"
 #include "real.hpp"
 #include "time_mapping.hpp"
 
 using bubble::interpose::detail::intercepting;
 namespace d = bubble::interpose::detail;
+
+namespace {
+
+// The real sched_yield, resolved when the program is loaded rather than on first use: sanitizer
+// runtimes call sched_yield while they hold their allocator's lock (LeakSanitizer's
+// stop-the-world, at exit, spins with it while other threads are alive), and resolving it then
+// would deadlock, since dlsym allocates.
+constinit std::atomic<int (*)()> real_sched_yield{nullptr};
+
+[[gnu::constructor]] void resolve_sched_yield() noexcept {
+  real_sched_yield.store(
+      reinterpret_cast<int (*)()>(d::resolve_next("sched_yield", "__interceptor_sched_yield")),
+      std::memory_order_relaxed);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -66,7 +84,7 @@ int nanosleep(const struct timespec* req, struct timespec* rem) {
     errno = EINVAL;
     return -1;
   }
-  rt->sleep_for(d::to_duration(*req), d::kSleepLocation);
+  rt->sleep_for(d::to_duration(*req), BUBBLE_CALLER(nanosleep));
   if (rem != nullptr) *rem = {};
   return 0;
 }
@@ -79,10 +97,10 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, stru
   if (kind == d::ClockKind::other) return ENOTSUP;  // CPU-time clocks: no virtual equivalent.
   if (req == nullptr || req->tv_nsec < 0 || req->tv_nsec >= 1'000'000'000) return EINVAL;
   if ((flags & TIMER_ABSTIME) != 0) {
-    rt->sleep_until(d::deadline_of(*rt, kind, *req), d::kSleepLocation);
+    rt->sleep_until(d::deadline_of(*rt, kind, *req), BUBBLE_CALLER(clock_nanosleep));
   } else {
     if (req->tv_sec < 0) return EINVAL;
-    rt->sleep_for(d::to_duration(*req), d::kSleepLocation);
+    rt->sleep_for(d::to_duration(*req), BUBBLE_CALLER(clock_nanosleep));
     if (rem != nullptr) *rem = {};
   }
   return 0;
@@ -92,7 +110,7 @@ int usleep(useconds_t us) {
   bubble::Runtime* rt = intercepting();
   if (rt == nullptr) [[likely]]
     return BUBBLE_REAL(usleep)(us);
-  rt->sleep_for(std::chrono::microseconds{us}, d::kSleepLocation);
+  rt->sleep_for(std::chrono::microseconds{us}, BUBBLE_CALLER(usleep));
   return 0;
 }
 
@@ -100,16 +118,18 @@ unsigned int sleep(unsigned int seconds) {
   bubble::Runtime* rt = intercepting();
   if (rt == nullptr) [[likely]]
     return BUBBLE_REAL(sleep)(seconds);
-  rt->sleep_for(std::chrono::seconds{seconds}, d::kSleepLocation);
+  rt->sleep_for(std::chrono::seconds{seconds}, BUBBLE_CALLER(sleep));
   return 0;
 }
 
 int sched_yield() noexcept {
   bubble::Runtime* rt = intercepting();
-  if (rt == nullptr || !d::on_bubble_thread()) [[likely]]
-    return BUBBLE_REAL(sched_yield)();
+  if (rt == nullptr || !d::on_bubble_thread()) [[likely]] {
+    int (*real)() = real_sched_yield.load(std::memory_order_relaxed);
+    return real != nullptr ? real() : BUBBLE_REAL(sched_yield)();  // Called before constructors.
+  }
   try {
-    rt->yield(d::kYieldLocation);
+    rt->yield(BUBBLE_CALLER(sched_yield));
   } catch (...) {
     // A noexcept function: bubble::Unwind (the teardown of a failed run) cannot leave it. The
     // thread's next blocking call receives the next one.

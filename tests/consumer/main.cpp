@@ -1,6 +1,8 @@
 // Uses bubble as an outside project would: a pool fed through a rate limiter, in a bubble, with
-// an exact check of virtual time. Exits 0 when everything behaves as documented.
+// an exact check of virtual time, and std::this_thread::sleep_for in a bubble that intercepts the
+// standard library (bubble::interpose). Exits 0 when everything behaves as documented.
 #include <bubble/bubble.hpp>
+#include <bubble/interpose.hpp>
 #include <bubble/pool.hpp>
 #include <bubble/rate_limiter.hpp>
 #include <bubble/version.hpp>
@@ -8,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 using namespace std::chrono_literals;
 
@@ -30,6 +33,20 @@ int main() {
               std::string(bubble::kVersion).c_str(), jobs_run,
               static_cast<long long>(
                   std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+  // A std::thread sleeping for an hour in a bubble that intercepts the standard library: returns
+  // at once, an hour later in virtual time.
+  bubble::Options options;
+  options.intercept_std = true;
+  bool intercepted = false;
+  const bubble::RunResult std_run = bubble::run(options, [&](bubble::Runtime&) {
+    intercepted = bubble::interpose::active();
+    std::thread sleeper([] { std::this_thread::sleep_for(1h); });
+    sleeper.join();
+  });
+  std::printf("std::thread slept %lld s of virtual time (intercepted: %s)\n",
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::seconds>(std_run.elapsed).count()),
+              intercepted ? "yes" : "no");
   // Six jobs at two per second: admitted at 0 s, 0 s, 1 s, 1 s, 2 s, 2 s.
-  return jobs_run == 6 && elapsed == 2s ? 0 : 1;
+  return jobs_run == 6 && elapsed == 2s && intercepted && std_run.elapsed == 1h ? 0 : 1;
 }

@@ -1,5 +1,6 @@
-// bubble::interpose outside any intercepting bubble: the overrides of clock_gettime and of an
-// uncontended pthread mutex against the real functions (glibc's, reached through the pointer
+// bubble::interpose outside any intercepting bubble: the overrides of clock_gettime, of an
+// uncontended pthread mutex, of an uncontended pthread rwlock (read and write) and of a POSIX
+// semaphore's post + wait against the real functions (glibc's, reached through the pointer
 // dlsym(RTLD_NEXT) returns), in the same binary and run. Goal: within a few nanoseconds.
 //
 // Also the two costs behind a per-bubble-thread thread_local design (docs/unmodified-code.md): a
@@ -9,11 +10,13 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <time.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 
 #include <benchmark/benchmark.h>
@@ -75,6 +78,78 @@ void BM_StdMutexLockUnlock_Interposed(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StdMutexLockUnlock_Interposed);
+
+void BM_RwlockReadLockUnlock_Real(benchmark::State& state) {
+  auto* lock = real<decltype(pthread_rwlock_rdlock)>("pthread_rwlock_rdlock");
+  auto* unlock = real<decltype(pthread_rwlock_unlock)>("pthread_rwlock_unlock");
+  static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+  long counter = 0;
+  for (auto _ : state) {
+    lock(&rw);
+    benchmark::DoNotOptimize(++counter);
+    unlock(&rw);
+  }
+}
+BENCHMARK(BM_RwlockReadLockUnlock_Real);
+
+void BM_SharedMutexLockSharedUnlock_Interposed(benchmark::State& state) {
+  static std::shared_mutex m;
+  long counter = 0;
+  for (auto _ : state) {
+    m.lock_shared();
+    benchmark::DoNotOptimize(++counter);
+    m.unlock_shared();
+  }
+}
+BENCHMARK(BM_SharedMutexLockSharedUnlock_Interposed);
+
+void BM_RwlockWriteLockUnlock_Real(benchmark::State& state) {
+  auto* lock = real<decltype(pthread_rwlock_wrlock)>("pthread_rwlock_wrlock");
+  auto* unlock = real<decltype(pthread_rwlock_unlock)>("pthread_rwlock_unlock");
+  static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+  long counter = 0;
+  for (auto _ : state) {
+    lock(&rw);
+    benchmark::DoNotOptimize(++counter);
+    unlock(&rw);
+  }
+}
+BENCHMARK(BM_RwlockWriteLockUnlock_Real);
+
+void BM_SharedMutexLockUnlock_Interposed(benchmark::State& state) {
+  static std::shared_mutex m;
+  long counter = 0;
+  for (auto _ : state) {
+    m.lock();
+    benchmark::DoNotOptimize(++counter);
+    m.unlock();
+  }
+}
+BENCHMARK(BM_SharedMutexLockUnlock_Interposed);
+
+void BM_SemPostWait_Real(benchmark::State& state) {
+  auto* post = real<decltype(sem_post)>("sem_post");
+  auto* wait = real<decltype(sem_wait)>("sem_wait");
+  static sem_t s;
+  sem_init(&s, 0, 0);
+  for (auto _ : state) {
+    post(&s);
+    wait(&s);
+  }
+  sem_destroy(&s);
+}
+BENCHMARK(BM_SemPostWait_Real);
+
+void BM_SemPostWait_Interposed(benchmark::State& state) {
+  static sem_t s;
+  sem_init(&s, 0, 0);
+  for (auto _ : state) {
+    sem_post(&s);
+    sem_wait(&s);
+  }
+  sem_destroy(&s);
+}
+BENCHMARK(BM_SemPostWait_Interposed);
 
 // One hand-off = one side wakes the other and waits to be woken: items are hand-offs.
 void BM_OsThreadHandOff_Futex(benchmark::State& state) {

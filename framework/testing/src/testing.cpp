@@ -24,6 +24,11 @@ void print_notes(const TestPlan& plan) {
 }  // namespace
 
 ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const EnvLookup& env) {
+  return run_test(body, Options{}, env);
+}
+
+ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const Options& run_options,
+                        const EnvLookup& env) {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const char* file = info != nullptr ? info->file() : nullptr;
   const int line = info != nullptr ? info->line() : -1;
@@ -42,6 +47,7 @@ ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const EnvLook
     return {};
   }
   ExploreOptions options;
+  options.options = run_options;
   options.replay_command = current_test_command();
   options.report_file = file;
   options.report_line = line;

@@ -65,6 +65,25 @@ TEST(InterposeInactive, TimerServiceRunsDueTasksInDeadlineOrderOnItsRealThread) 
   EXPECT_NE(worker, std::this_thread::get_id());
 }
 
+// With a zero interval every slot is already due, so sleep_for gets a non-positive duration and
+// returns at once: nothing sleeps for real. Every acquire of every thread returns, and the
+// limiter's slots (taken under its std::mutex) are handed out without a race (ThreadSanitizer).
+TEST(InterposeInactive, IntervalLimiterWithAZeroIntervalLetsEveryRealThreadThroughAtOnce) {
+  components::IntervalLimiter limiter(0ns);
+  std::atomic<int> through{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      for (int n = 0; n < 1'000; ++n) {
+        limiter.acquire();
+        through.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(through.load(), 4'000);
+}
+
 TEST(InterposeInactive, MutexesAndRecursiveMutexesExcludeRealThreads) {
   std::mutex m;
   std::recursive_mutex rm;

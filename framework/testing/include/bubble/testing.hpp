@@ -53,9 +53,15 @@ namespace bubble::testing {
 ExploreOutcome run_test(const std::function<void(Runtime&)>& body,
                         const EnvLookup& env = process_environment());
 
-// The base class of BUBBLE_TEST / BUBBLE_TEST_F tests: TestBody() runs BubbleBody() through
-// run_test().
-template <class Fixture>
+// The same, with `run_options` as the options of every run (ExploreOptions::options: its strategy
+// and replay are the plan's).
+ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const Options& run_options,
+                        const EnvLookup& env = process_environment());
+
+// The base class of BUBBLE_TEST / BUBBLE_TEST_F tests (kInterceptStd false) and of
+// BUBBLE_STD_TEST / BUBBLE_STD_TEST_F tests (true): TestBody() runs BubbleBody() through
+// run_test(), with Options::intercept_std = kInterceptStd.
+template <class Fixture, bool kInterceptStd = false>
 class BubbleTestOf : public Fixture {
  protected:
   // The user's body; runs as the root thread of a bubble.
@@ -63,7 +69,9 @@ class BubbleTestOf : public Fixture {
 
  private:
   void TestBody() final {
-    run_test([this](Runtime&) { BubbleBody(); });
+    Options options;
+    options.intercept_std = kInterceptStd;
+    run_test([this](Runtime&) { BubbleBody(); }, options);
   }
 };
 
@@ -71,11 +79,11 @@ class BubbleTestOf : public Fixture {
 
 #define BUBBLE_TEST_CLASS_NAME_(suite, name) suite##_##name##_BubbleTest
 
-#define BUBBLE_TEST_IMPL_(suite, name, fixture)                                           \
+#define BUBBLE_TEST_IMPL_(suite, name, fixture, intercept_std)                            \
   static_assert(sizeof(#suite) > 1, "BUBBLE_TEST: the suite name must not be empty");     \
   static_assert(sizeof(#name) > 1, "BUBBLE_TEST: the test name must not be empty");       \
   class BUBBLE_TEST_CLASS_NAME_(suite, name) final                                        \
-      : public ::bubble::testing::BubbleTestOf<fixture> {                                 \
+      : public ::bubble::testing::BubbleTestOf<fixture, intercept_std> {                  \
    protected:                                                                             \
     void BubbleBody() override;                                                           \
   };                                                                                      \
@@ -85,6 +93,14 @@ class BubbleTestOf : public Fixture {
           []() -> fixture* { return new BUBBLE_TEST_CLASS_NAME_(suite, name); });         \
   void BUBBLE_TEST_CLASS_NAME_(suite, name)::BubbleBody()
 
-#define BUBBLE_TEST(suite, name) BUBBLE_TEST_IMPL_(suite, name, ::testing::Test)
+#define BUBBLE_TEST(suite, name) BUBBLE_TEST_IMPL_(suite, name, ::testing::Test, false)
 
-#define BUBBLE_TEST_F(fixture, name) BUBBLE_TEST_IMPL_(fixture, name, fixture)
+#define BUBBLE_TEST_F(fixture, name) BUBBLE_TEST_IMPL_(fixture, name, fixture, false)
+
+// BUBBLE_STD_TEST(Suite, Name) and BUBBLE_STD_TEST_F(Fixture, Name): BUBBLE_TEST and
+// BUBBLE_TEST_F whose runs set Options::intercept_std, so that the body's std::thread, std::mutex,
+// std::condition_variable, std::chrono clocks and sleeps are the bubble's, in a program that links
+// bubble::interpose (docs/unmodified-code.md). Without the interposer linked they are BUBBLE_TEST.
+#define BUBBLE_STD_TEST(suite, name) BUBBLE_TEST_IMPL_(suite, name, ::testing::Test, true)
+
+#define BUBBLE_STD_TEST_F(fixture, name) BUBBLE_TEST_IMPL_(fixture, name, fixture, true)
