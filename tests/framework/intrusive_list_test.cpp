@@ -74,6 +74,9 @@ TEST(IntrusiveList, PushFrontPutsTheElementFirst) {
   list.remove(b);  // The last one: push_front set the links a needs as the new tail.
   list.push_back(b);
   EXPECT_EQ(values_by_next(list), (std::vector<int>{3, 1, 2}));
+  list.remove(a);  // The old head: push_front linked it back to c.
+  EXPECT_EQ(values(list), (std::vector<int>{3, 2}));
+  EXPECT_EQ(list.size(), 2u);
 }
 
 TEST(IntrusiveList, RemovesFromTheFrontTheMiddleAndTheBack) {
