@@ -383,6 +383,12 @@ class Bubble final : public Runtime {
   std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,
                                          SourceLocation where) override;
   void prepare(Waiter& waiter) override;
+  // The running bubble thread's record; the OS thread's token elsewhere (timer callbacks, other
+  // OS threads).
+  const void* controlled_thread_token() const noexcept override {
+    if (tl_bubble == this && current_ != nullptr) return current_;
+    return Runtime::controlled_thread_token();
+  }
   ParkResult park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) override;
   void unpark(Waiter& waiter) noexcept override;
   TimerId schedule_at(TimePoint deadline, std::function<void()> callback) override;
@@ -1283,11 +1289,11 @@ void Bubble::join(BThread* t, SourceLocation where) {
     while (t->state != ThreadState::exited) park(w, kNoDeadline, what);
   } catch (...) {
     self->in_join = false;
-    if (w.queued) t->joiners.remove(w);
+    if (w.queued()) t->joiners.remove(w);
     throw;
   }
   self->in_join = false;
-  if (w.queued) t->joiners.remove(w);
+  if (w.queued()) t->joiners.remove(w);
 }
 
 void Bubble::release_handle(BThread* t) noexcept {

@@ -19,7 +19,7 @@ using std::chrono::steady_clock;
 struct Watchdog {
   std::mutex mu;
   std::condition_variable cv;
-  WatchdogEntry* head = nullptr;
+  IntrusiveList<WatchdogEntry, &WatchdogEntry::hook> entries;  // The bubbles it watches.
   milliseconds tick{100};
   bool started = false;
   Watchdog* before_fork = nullptr;  // The parent's watchdog, in a forked child (kept reachable).
@@ -40,19 +40,19 @@ struct Watchdog {
       // starved. That time does not count against anyone.
       const bool paused = now - last_wake > tick + milliseconds{500};
       last_wake = now;
-      for (WatchdogEntry* e = head; e != nullptr; e = e->next) {
+      for (WatchdogEntry& e : entries) {
         if (paused) {
-          e->last_change = now;
+          e.last_change = now;
           continue;
         }
-        const std::uint64_t p = e->progress->load(std::memory_order_relaxed);
-        if (p != e->last_seen) {
-          e->last_seen = p;
-          e->last_change = now;
+        const std::uint64_t p = e.progress->load(std::memory_order_relaxed);
+        if (p != e.last_seen) {
+          e.last_seen = p;
+          e.last_change = now;
           continue;
         }
-        if (now - e->last_change > e->limit) {
-          const std::string what = e->describe(e->context);
+        if (now - e.last_change > e.limit) {
+          const std::string what = e.describe(e.context);
           std::fprintf(stderr, "%s\n", what.c_str());
           std::fflush(stderr);
           std::abort();
@@ -85,22 +85,16 @@ void after_fork_in_child() noexcept {
   fresh->tick = old->tick;
   const std::thread::id self = std::this_thread::get_id();
   const auto now = steady_clock::now();
-  for (WatchdogEntry* e = old->head; e != nullptr;) {
-    WatchdogEntry* next = e->next;
+  while (WatchdogEntry* e = old->entries.pop_front()) {
     if (e->owner == self) {
-      e->prev = nullptr;
-      e->next = fresh->head;
-      if (fresh->head != nullptr) fresh->head->prev = e;
-      fresh->head = e;
+      fresh->entries.push_back(*e);
       e->last_change = now;
     } else {
-      e->prev = e->next = nullptr;  // Its bubble's OS thread is gone; unregister ignores it.
-      e->orphaned = true;
+      e->orphaned = true;  // Its bubble's OS thread is gone; unregister ignores it.
     }
-    e = next;
   }
   g_watchdog = fresh;
-  if (fresh->head != nullptr) fresh->start();
+  if (!fresh->entries.empty()) fresh->start();
 }
 
 Watchdog& watchdog() {
@@ -122,10 +116,7 @@ void watchdog_register(WatchdogEntry& e) {
   e.orphaned = false;
   e.last_seen = e.progress->load(std::memory_order_relaxed);
   e.last_change = steady_clock::now();
-  e.prev = nullptr;
-  e.next = w.head;
-  if (w.head != nullptr) w.head->prev = &e;
-  w.head = &e;
+  w.entries.push_back(e);
   // Check at least four times per limit, at most every 100 ms.
   const milliseconds wanted = std::clamp(e.limit / 4, milliseconds{1}, milliseconds{100});
   const bool faster = wanted < w.tick;
@@ -141,13 +132,7 @@ void watchdog_unregister(WatchdogEntry& e) noexcept {
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mu);
   if (e.orphaned) return;  // Dropped by a fork (not linked anywhere).
-  if (e.prev != nullptr) {
-    e.prev->next = e.next;
-  } else {
-    w.head = e.next;
-  }
-  if (e.next != nullptr) e.next->prev = e.prev;
-  e.prev = e.next = nullptr;
+  w.entries.remove(e);
 }
 
 }  // namespace bubble::detail

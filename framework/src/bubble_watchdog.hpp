@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include <bubble/detail/intrusive_list.hpp>
+
 namespace bubble::detail {
 
 // One running bubble, as the watchdog sees it. The bubble advances `progress` at every
@@ -20,10 +22,9 @@ struct WatchdogEntry {
   const void* context = nullptr;
 
   // Owned by the watchdog (guarded by its mutex).
-  std::thread::id owner{};  // The OS thread that registered it (the one running the bubble).
-  bool orphaned = false;    // Dropped in a forked child whose bubble ran on another OS thread.
-  WatchdogEntry* prev = nullptr;
-  WatchdogEntry* next = nullptr;
+  std::thread::id owner{};       // The OS thread that registered it (the one running the bubble).
+  bool orphaned = false;         // Dropped in a forked child whose bubble ran on another OS thread.
+  ListHook<WatchdogEntry> hook;  // On the watchdog's list while watched.
   std::uint64_t last_seen = 0;
   std::chrono::steady_clock::time_point last_change{};
 };

@@ -71,24 +71,15 @@ int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const 
     queue_.push_back(w);
   }
   // Declared after `w`: deregistered (and finished, if it is running elsewhere) before `w` dies.
-  std::optional<Context::Callback> on_end;
+  detail::EndWaitOnDone on_end(*rt_, &spin_, queue_, w, kEnded);
+  on_end.arm(ctx);
   try {
-    if (ctx != nullptr && ctx->can_end()) {
-      on_end.emplace(*ctx, [this, &w] {
-        detail::WakeList wake(*rt_);
-        std::lock_guard guard(spin_);
-        if (!w.queued) return;  // Notified first.
-        queue_.remove(w);
-        w.status = kEnded;
-        wake.add(w);
-      });
-    }
     // Queued before the mutex is released: a notify issued after this point finds us.
     mutex->unlock(where);
   } catch (...) {
-    on_end.reset();
+    on_end.disarm();
     std::lock_guard guard(spin_);
-    if (w.queued) queue_.remove(w);
+    if (w.queued()) queue_.remove(w);
     throw;
   }
 
@@ -98,7 +89,7 @@ int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const 
   } catch (...) {
     // Unwinding (a bubble abandoning this thread): restore the caller's lock if we can, so that
     // `lock` tells the truth; otherwise disown it so its destructor does not unlock.
-    on_end.reset();
+    on_end.disarm();
     try {
       mutex->lock(where);
     } catch (...) {
@@ -106,7 +97,7 @@ int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const 
     }
     throw;
   }
-  on_end.reset();
+  on_end.disarm();
   try {
     mutex->lock(where);
   } catch (...) {

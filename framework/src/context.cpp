@@ -19,28 +19,21 @@ namespace bubble {
 namespace detail {
 namespace {
 
-// One byte per OS thread: its address identifies the calling thread where the runtime binds no
-// thread record of its own (the system runtime, a bubble's timer callbacks).
-thread_local char tl_thread_token = 0;
-
 // The thread that runs a callback, or deregisters one.
 struct CallingThread {
-  const void* token;   // Identifies the thread.
+  const void* token;   // Identifies the thread (Runtime::current_thread_token).
   Runtime* bubble;     // The bubble it runs in (a bubble thread or timer callback), or nullptr.
   bool bubble_thread;  // A thread of `bubble`, which can park (not one of its timer callbacks).
 };
 
-// In a bubble every thread shares the OS thread, so a bubble thread is identified by the record
-// that prepare() binds; a bubble's timer callback binds none, and never switches threads, so its
-// OS thread identifies it.
+// In a bubble every thread shares the OS thread: a bubble thread has a token of its own, while a
+// timer callback (which never switches threads) has its OS thread's, the system runtime's token.
 CallingThread calling_thread() {
   Runtime& rt = current_runtime();
-  if (!rt.controlled()) return {&tl_thread_token, nullptr, false};
-  Waiter probe;
-  rt.prepare(probe);
-  const void* record = KernelAccess::thread_slot(probe);
-  if (record == nullptr) return {&tl_thread_token, &rt, false};
-  return {record, &rt, true};
+  const void* const os_thread = system_runtime().current_thread_token();
+  if (!rt.controlled()) return {os_thread, nullptr, false};
+  const void* const token = rt.current_thread_token();
+  return {token, &rt, token != os_thread};
 }
 
 [[noreturn]] void abort_wait_in_timer_callback(const Runtime& rt) noexcept {
@@ -72,16 +65,7 @@ class ContextState final : public ContextStateBase,
   bool add(ContextCallbackNode& node) noexcept {
     std::lock_guard<SpinLock> guard(lock);
     if (status.load(std::memory_order_relaxed) != 0) return false;
-    node.prev = tail;
-    node.next = nullptr;
-    if (tail != nullptr) {
-      tail->next = &node;
-    } else {
-      head = &node;
-    }
-    tail = &node;
-    node.linked = true;
-    ++count;
+    callbacks.push_back(node);
     return true;
   }
 
@@ -94,8 +78,8 @@ class ContextState final : public ContextStateBase,
     CallingThread self{};
     {
       std::lock_guard<SpinLock> guard(lock);
-      if (node.linked) {
-        unlink(node);
+      if (callbacks.contains(node)) {
+        callbacks.remove(node);
         return;
       }
       if (node.running_on == nullptr) return;  // Never ran, or finished.
@@ -159,7 +143,8 @@ class ContextState final : public ContextStateBase,
   Runtime* timer_runtime = nullptr;
   TimerId timer = 0;
   std::uint64_t id = 0;
-  std::size_t count = 0;  // Linked nodes.
+  // The registered callbacks (Callbacks and children's parent_node), in registration order.
+  IntrusiveList<ContextCallbackNode, &ContextCallbackNode::hook> callbacks;
   std::shared_ptr<ContextState> parent;
   ContextCallbackNode parent_node;
 
@@ -173,22 +158,6 @@ class ContextState final : public ContextStateBase,
     child->cancel(static_cast<errc>(p.status.load(std::memory_order_acquire)), p.cause);
   }
 
-  void unlink(ContextCallbackNode& node) noexcept {
-    if (node.prev != nullptr) {
-      node.prev->next = node.next;
-    } else {
-      head = node.next;
-    }
-    if (node.next != nullptr) {
-      node.next->prev = node.prev;
-    } else {
-      tail = node.prev;
-    }
-    node.prev = node.next = nullptr;
-    node.linked = false;
-    --count;
-  }
-
   void run_callbacks() noexcept {
     const CallingThread self = calling_thread();
     for (;;) {
@@ -196,9 +165,8 @@ class ContextState final : public ContextStateBase,
       bool destroyed = false;
       {
         std::lock_guard<SpinLock> guard(lock);
-        node = head;
+        node = callbacks.pop_front();
         if (node == nullptr) return;
-        unlink(*node);
         node->running_on = self.token;
         node->running_runtime = self.bubble_thread ? self.bubble : nullptr;
         node->destroyed = &destroyed;
@@ -245,9 +213,6 @@ class ContextState final : public ContextStateBase,
     } catch (const Unwind&) {
     }
   }
-
-  ContextCallbackNode* head = nullptr;
-  ContextCallbackNode* tail = nullptr;
 };
 
 struct AfterDoneState {
@@ -374,7 +339,7 @@ std::error_code Context::cause() const noexcept {
 std::size_t Context::registrations() const noexcept {
   ContextState& s = detail::state_of(state_);
   std::lock_guard<detail::SpinLock> guard(s.lock);
-  return s.count;
+  return s.callbacks.size();
 }
 
 std::optional<TimePoint> Context::deadline() const noexcept {

@@ -68,12 +68,7 @@ Mutex::~Mutex() {
 
 const void* Mutex::enter_controlled(const char* kind, SourceLocation where) {
   rt_->schedule_point({kind, id_, where});
-  // In a controlled runtime, threads may share an OS thread: identify the runtime thread by the
-  // record that prepare() binds to a waiter. Fall back to the OS thread if the runtime binds none.
-  Waiter probe;
-  rt_->prepare(probe);
-  const void* token = detail::KernelAccess::thread_slot(probe);
-  return token != nullptr ? token : &detail::tl_mutex_owner_token;
+  return rt_->current_thread_token();
 }
 
 TimePoint Mutex::lock_slow(SourceLocation where) {
@@ -145,7 +140,7 @@ TimePoint Mutex::lock_slow(SourceLocation where) {
       {
         detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
         std::lock_guard guard(spin_);
-        if (w.queued) {
+        if (w.queued()) {
           queue_.remove(w);
           if (queue_.size() == 0)
             state_.fetch_and(~(kQueued | kStarving), std::memory_order_relaxed);

@@ -60,23 +60,8 @@ bool Notification::wait_impl(TimePoint deadline, const Context* ctx, const char*
     rt_->prepare(w);
     queue_.push_back(w);
   }
-  std::optional<Context::Callback> on_end;
-  if (ctx != nullptr && ctx->can_end()) {
-    try {
-      on_end.emplace(*ctx, [this, &w] {
-        detail::WakeList wake(*rt_);
-        std::lock_guard guard(spin_);
-        if (!w.queued) return;  // Notified first.
-        queue_.remove(w);
-        w.status = kEnded;
-        wake.add(w);
-      });
-    } catch (...) {
-      std::lock_guard guard(spin_);
-      if (w.queued) queue_.remove(w);
-      throw;
-    }
-  }
+  detail::EndWaitOnDone on_end(*rt_, &spin_, queue_, w, kEnded);
+  on_end.arm(ctx);
   const bool woken = detail::park_queued(*rt_, spin_, queue_, w, deadline, {kind, id_, where});
   return woken && w.status == kNotified;
 }

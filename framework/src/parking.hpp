@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include <bubble/detail/context_wait.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/detail/wake_list.hpp>
@@ -14,12 +15,6 @@
 #include <bubble/runtime.hpp>
 
 namespace bubble::detail {
-
-// Runtime::thread_slot is protected: the Mutex reads it (after prepare) to identify the calling
-// thread of a controlled runtime, where every thread may share one OS thread.
-struct KernelAccess : Runtime {
-  using Runtime::thread_slot;
-};
 
 // Parks the calling thread on `w`, which it has prepared and queued in `queue` while holding
 // `lock` (released since). This is steps 2 and 4 of the parking protocol (docs/ARCHITECTURE.md).
@@ -41,7 +36,7 @@ bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w, TimeP
     if (rt.park(w, deadline, what) == ParkResult::notified) return true;
     {
       std::lock_guard guard(lock);
-      if (w.queued) {
+      if (w.queued()) {
         queue.remove(w);
         return false;
       }
@@ -54,8 +49,8 @@ bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w, TimeP
     bool granted;
     {
       std::lock_guard guard(lock);
-      granted = !w.queued;
-      if (w.queued) queue.remove(w);
+      granted = !w.queued();
+      if (w.queued()) queue.remove(w);
     }
     if (granted) undo_grant(w);
     throw;
@@ -65,12 +60,6 @@ bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w, TimeP
 inline bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w,
                         TimePoint deadline, const WaitInfo& what) {
   return park_queued(rt, lock, queue, w, deadline, what, [](Waiter&) {});
-}
-
-// The error a context-aware wait reports when the context's callback woke it: ctx.err(), which
-// is never empty once the context has run its callbacks (canceled as a fallback).
-inline std::error_code ended_error(const std::error_code& err) noexcept {
-  return err ? err : make_error_code(errc::canceled);
 }
 
 // now + d on `rt`'s clock, saturating at kNoDeadline instead of overflowing.

@@ -18,39 +18,32 @@ thread_local Runtime* tl_current_runtime = nullptr;
 
 }  // namespace
 
-// The process-wide registry of live runtimes: an intrusive list through Runtime::live_prev_ and
-// live_next_, so that registering never allocates (Runtime's constructor is noexcept). Constant-
+// The process-wide registry of live runtimes: an intrusive list through Runtime::live_hook_, so
+// that registering never allocates (Runtime's constructor is noexcept). Constant-
 // initialized and trivially destructible, so it works before main and during static destruction.
 // Consulted only on the primitives' error path, to name a primitive's runtime without
 // dereferencing one that has ended.
 struct RuntimeRegistry {
   static constinit inline std::atomic<std::uint64_t> next_serial{1};
   static constinit inline detail::SpinLock lock;
-  static constinit inline Runtime* head = nullptr;
+  static constinit inline detail::IntrusiveList<Runtime, &Runtime::live_hook_> live;
 
   static void add(Runtime& rt) noexcept {
     std::lock_guard guard(lock);
-    rt.live_next_ = head;
-    if (head != nullptr) head->live_prev_ = &rt;
-    head = &rt;
+    live.push_back(rt);
   }
   static void remove(Runtime& rt) noexcept {
     std::lock_guard guard(lock);
-    if (rt.live_prev_ != nullptr) {
-      rt.live_prev_->live_next_ = rt.live_next_;
-    } else {
-      head = rt.live_next_;
-    }
-    if (rt.live_next_ != nullptr) rt.live_next_->live_prev_ = rt.live_prev_;
-    rt.live_prev_ = rt.live_next_ = nullptr;
+    live.remove(rt);
   }
   // True if `rt` is alive and check_caller would accept a call from this thread on a primitive
   // of `rt`. (A Context keeps only the address of its runtime: one reused by a newer runtime
   // reads as that runtime.)
   static bool accepts_caller(const Runtime* rt) noexcept {
     std::lock_guard guard(lock);
-    for (const Runtime* r = head; r != nullptr; r = r->live_next_) {
-      if (r == rt) return detail::binding_of(*r) == detail::tl_controlled_serial;
+    // `rt` may have ended: compare addresses, never dereference it.
+    for (const Runtime& r : live) {
+      if (&r == rt) return detail::binding_of(r) == detail::tl_controlled_serial;
     }
     return false;
   }
@@ -59,9 +52,9 @@ struct RuntimeRegistry {
   // runtime is found by `binding` (its serial), an uncontrolled one by its address.
   static std::string describe(std::uint64_t binding, const Runtime* rt) {
     std::lock_guard guard(lock);
-    for (const Runtime* r = head; r != nullptr; r = r->live_next_) {
-      if (binding != 0 ? r->serial_ == binding : r == rt) {
-        return "runtime '" + std::string(r->name()) + "'";
+    for (const Runtime& r : live) {
+      if (binding != 0 ? r.serial_ == binding : &r == rt) {
+        return "runtime '" + std::string(r.name()) + "'";
       }
     }
     return "a bubble that has ended";
@@ -72,6 +65,10 @@ Runtime::Runtime(bool controlled) noexcept
     : controlled_(controlled),
       serial_(RuntimeRegistry::next_serial.fetch_add(1, std::memory_order_relaxed)) {
   RuntimeRegistry::add(*this);
+}
+
+const void* Runtime::controlled_thread_token() const noexcept {
+  return &tl_os_thread_token_;
 }
 
 Runtime::~Runtime() {

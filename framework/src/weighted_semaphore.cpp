@@ -85,38 +85,12 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
     rt_->prepare(w);
     queue_.push_back(w);
   }
-  // Runs under the semaphore's lock only; never blocks.
-  auto give_up = [this, &w] {
-    detail::WakeList wake(*rt_);
-    std::lock_guard guard(spin_);
-    if (!w.queued) return;  // The units were handed over first.
-    const bool was_front = queue_.front() == &w;
-    queue_.remove(w);
-    w.status = kEnded;
-    wake.add(w);
-    // The head left: the waiters behind it may fit now.
-    if (was_front) grant_locked(wake);
-  };
-  std::optional<Context::Callback> on_end;
-  if (ctx.can_end()) {
-    try {
-      on_end.emplace(ctx, give_up);
-    } catch (...) {
-      bool granted;
-      {
-        detail::WakeList wake(*rt_);
-        std::lock_guard guard(spin_);
-        granted = !w.queued;
-        if (w.queued) {
-          const bool was_front = queue_.front() == &w;
-          queue_.remove(w);
-          if (was_front) grant_locked(wake);
-        }
-      }
-      if (granted) give_back(n);
-      throw;
-    }
-  }
+  // When the context ends the wait and `w` was the head, the waiters behind it may fit now.
+  detail::EndWaitOnDone on_end(*rt_, &spin_, queue_, w, kEnded,
+                               [this](bool was_front, detail::WakeList& wake) noexcept {
+                                 if (was_front) grant_locked(wake);
+                               });
+  on_end.arm(&ctx);
   detail::park_queued(*rt_, spin_, queue_, w, kNoDeadline,
                       {.kind = "WeightedSemaphore::acquire",
                        .object_id = id_,
@@ -126,7 +100,7 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
                       [this, n](Waiter& granted) {
                         if (granted.status == kAcquired) give_back(n);
                       });
-  on_end.reset();
+  on_end.disarm();
   if (w.status == kEnded) return detail::ended_error(ctx.err());
   // Handed the units, but the context ended meanwhile: prefer to fail, and give them back.
   if (ctx.done()) {

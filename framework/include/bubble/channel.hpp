@@ -13,6 +13,7 @@
 #include <utility>
 
 #include <bubble/context.hpp>
+#include <bubble/detail/context_wait.hpp>
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/select_claim.hpp>
 #include <bubble/detail/spin_lock.hpp>
@@ -322,16 +323,11 @@ class Channel {
       return waiter.status;
     }
     {
-      // Runs on the cancelling thread (or at once, if ctx is already done); the Callback's
-      // destructor waits for it, so `waiter` outlives it.
-      Context::Callback on_cancel(ctx, [this, &waiter, &queue] {
-        detail::WakeList wake(*rt_);
-        Lock lock(*this);
-        if (!waiter.queued) return;
-        queue.remove(waiter);
-        waiter.status = kCanceled;
-        wake.add(waiter);
-      });
+      // Ends the wait with kCanceled when ctx ends; its destructor waits for a callback that is
+      // still running, so `waiter` outlives it. The lock is the one Lock takes.
+      detail::EndWaitOnDone on_cancel(*rt_, binding_ != 0 ? nullptr : &lock_, queue, waiter,
+                                      kCanceled);
+      on_cancel.arm(&ctx);
       park_until_done(waiter, queue, deadline, what);
     }
     return waiter.status;
@@ -347,14 +343,14 @@ class Channel {
     } catch (...) {
       // The bubble unwinds a blocked thread by throwing from park: leave no dead waiter behind.
       Lock lock(*this);
-      if (waiter.queued) queue.remove(waiter);
+      if (waiter.queued()) queue.remove(waiter);
       throw;
     }
     if (parked == ParkResult::timed_out) {
       bool dequeued;
       {
         Lock lock(*this);
-        dequeued = !waiter.queued;
+        dequeued = !waiter.queued();
         if (!dequeued) {
           queue.remove(waiter);
           waiter.status = kTimedOut;

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include <bubble/detail/intrusive_list.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
@@ -35,11 +36,9 @@ struct ContextStateBase {
 // One registration in a context's list of callbacks (intrusive; owned by a Context::Callback or
 // by a child context). Fields other than `invoke` are guarded by the context's lock.
 struct ContextCallbackNode {
-  ContextCallbackNode* prev = nullptr;
-  ContextCallbackNode* next = nullptr;
+  ListHook<ContextCallbackNode> hook;  // On the context's list while registered and not run.
   void (*invoke)(ContextCallbackNode*) noexcept = nullptr;
   void* owner = nullptr;  // The Callback or child ContextState that owns the node.
-  bool linked = false;
   // While the cancelling thread runs this node: the thread running it (a runtime thread record
   // in a bubble, where threads share an OS thread; an OS-thread token otherwise), that thread's
   // controlled runtime (nullptr outside a bubble), and a flag on its stack that the node's owner

@@ -13,12 +13,6 @@
 
 namespace bubble {
 
-namespace detail {
-// One byte per OS thread; its address identifies the calling thread as a Mutex owner on runtimes
-// that are not controlled (where every runtime thread is an OS thread).
-inline thread_local char tl_mutex_owner_token = 0;
-}  // namespace detail
-
 // Mutex is a mutual-exclusion lock written on the Runtime kernel: it works unchanged on real
 // threads (system_runtime()) and in a bubble, where a thread blocked on it is parked (durably
 // blocked), so a Mutex held across a sleep never hangs a test.
@@ -132,12 +126,13 @@ class Mutex {
   static constexpr std::uint32_t kStarving = 4;  // Starvation mode: unlock hands off, no barging.
   static constexpr std::uint32_t kQueued = 8;    // Threads are queued (changed under spin_ only).
 
-  // The scheduling point of every operation, and the calling thread's owner token.
+  // The scheduling point of every operation, and the calling thread's owner token
+  // (Runtime::current_thread_token).
   const void* enter(const char* kind, SourceLocation where) {
     if (binding_ != 0) [[unlikely]] {  // Controlled: see binding_of.
       return enter_controlled(kind, where);
     }
-    return &detail::tl_mutex_owner_token;
+    return rt_->current_thread_token();
   }
   const void* enter_controlled(const char* kind, SourceLocation where);
   // Frees the mutex (the owner has been checked).

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <system_error>
 
+#include <bubble/detail/intrusive_list.hpp>
 #include <bubble/source_location.hpp>
 #include <bubble/time.hpp>
 
@@ -72,8 +73,9 @@ enum class ParkResult {
 // protocol is what keeps a Waiter alive for as long as any other thread can reach it, and it is
 // the same in every runtime (docs/ARCHITECTURE.md, "The parking protocol").
 //
-// The public data members are the intrusive links used by detail::WaitQueue and the slots a
-// primitive uses to hand a result to the waiter; runtimes use thread_ and notified_.
+// The public data members are the hooks of the intrusive lists a waiter goes through
+// (detail::WaitQueue, then detail::WakeList) and the slots a primitive uses to hand a result to
+// the waiter; runtimes use thread_ and notified_.
 class Waiter {
  public:
   Waiter() = default;
@@ -83,10 +85,14 @@ class Waiter {
   // True once Runtime::unpark has been called on this waiter.
   bool notified() const noexcept { return notified_.load(std::memory_order_acquire); }
 
-  // Intrusive links of detail::WaitQueue; owned by the queue the waiter is in.
-  Waiter* next = nullptr;
-  Waiter* prev = nullptr;
-  bool queued = false;
+  // The links of the primitive's wait queue (detail::WaitQueue) while the waiter is in it; only
+  // the queue changes them.
+  detail::ListHook<Waiter> queue_hook;
+  // The links of the detail::WakeList of the waker that dequeued the waiter, until it unparks it.
+  detail::ListHook<Waiter> wake_hook;
+
+  // True while the waiter is in a wait queue. Read under the lock that guards the queue.
+  bool queued() const noexcept { return queue_hook.linked(); }
 
   // Free slots for the primitive that queued the waiter (a weight, a pointer to a value, a status).
   std::uint64_t word = 0;
@@ -167,6 +173,25 @@ class Runtime {
       std::string name, std::function<void()> body,
       SourceLocation where = SourceLocation::current()) {
     return do_spawn(std::move(name), std::move(body), where);
+  }
+
+  // An opaque token that identifies the calling thread among the threads of this runtime: the
+  // same in every call from one thread for as long as that thread lives, and different for any
+  // two threads of this runtime alive at the same time (a thread that has ended may leave its
+  // token to a later one). Never nullptr. Compare tokens; never dereference one. Never blocks;
+  // not a scheduling point. Primitives use it to recognize a thread: the owner of a Mutex, the
+  // thread that runs a Context::Callback.
+  //
+  // Meaningful only on a thread of this runtime. On a runtime that is not controlled (the system
+  // runtime) every OS thread is one of its threads, and the token is the calling OS thread's. A
+  // bubble, whose threads share one OS thread, returns its record of the calling bubble thread;
+  // called from anywhere else (one of its timer callbacks, or a thread outside the bubble), it
+  // returns the calling OS thread's token, which no bubble thread's token equals. Inline, and one
+  // thread-local address on a runtime that is not controlled.
+  const void* current_thread_token() const noexcept {
+    if (!controlled_) [[likely]]
+      return &tl_os_thread_token_;
+    return controlled_thread_token();
   }
 
   // --- Parking ----------------------------------------------------------------------------
@@ -283,6 +308,10 @@ class Runtime {
   virtual std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,
                                                  SourceLocation where) = 0;
 
+  // current_thread_token() on a controlled runtime. The default returns the calling OS thread's
+  // token, which is right for a runtime whose threads are OS threads.
+  virtual const void* controlled_thread_token() const noexcept;
+
   // Accessors for implementations: the thread record bound by prepare(), and the unpark flag.
   static void*& thread_slot(Waiter& w) noexcept { return w.thread_; }
   static void mark_notified(Waiter& w) noexcept {
@@ -290,11 +319,13 @@ class Runtime {
   }
 
  private:
+  // One byte per OS thread: its address is the OS thread's token (current_thread_token).
+  static inline thread_local char tl_os_thread_token_ = 0;
+
   const bool controlled_;
   const std::uint64_t serial_;
-  // Links of the registry of live runtimes (guarded by the registry's lock, in runtime.cpp).
-  Runtime* live_prev_ = nullptr;
-  Runtime* live_next_ = nullptr;
+  // The hook of the registry of live runtimes (guarded by the registry's lock, in runtime.cpp).
+  detail::ListHook<Runtime> live_hook_;
   friend struct RuntimeRegistry;
 };
 

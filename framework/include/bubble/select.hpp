@@ -204,7 +204,7 @@ struct SelectChannel {
     (send ? of(p).senders_ : of(p).receivers_).push_back(w);
   }
   static void unlink(void* p, bool send, Waiter& w) noexcept {
-    if (w.queued) (send ? of(p).senders_ : of(p).receivers_).remove(w);
+    if (w.queued()) (send ? of(p).senders_ : of(p).receivers_).remove(w);
   }
   static constexpr SelectChannelOps kOps{&lock, &unlock, &ready, &complete, &enqueue, &unlink};
 };

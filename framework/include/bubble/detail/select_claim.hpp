@@ -72,8 +72,8 @@ inline Waiter* pop_claimed(WaitQueue& q) noexcept {
 
 // True if `q` holds a waiter that pop_claimed would return (without changing anything).
 inline bool has_claimable(const WaitQueue& q) noexcept {
-  for (const Waiter* w = q.front(); w != nullptr; w = w->next) {
-    if (claimable(*w)) return true;
+  for (const Waiter& w : q) {
+    if (claimable(w)) return true;
   }
   return false;
 }

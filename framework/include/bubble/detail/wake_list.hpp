@@ -1,5 +1,6 @@
 #pragma once
 
+#include <bubble/detail/intrusive_list.hpp>
 #include <bubble/runtime.hpp>
 
 namespace bubble::detail {
@@ -16,9 +17,9 @@ namespace bubble::detail {
 //   ... if (Waiter* w = queue_.pop_front()) { w->status = ...; wake.add(*w); }
 //
 // The list holds the Runtime by reference (a runtime outlives its primitives) and links the
-// waiters through Waiter::next, which is free once a waiter has left its queue: no allocation.
-// unpark_all reads each waiter's link before unparking it, because an unparked waiter may return
-// and end its Waiter's life. Not thread-safe: one list belongs to one call of one waker.
+// waiters through Waiter::wake_hook (an IntrusiveList: no allocation). unpark_all unlinks each
+// waiter before unparking it, because an unparked waiter may return and end its Waiter's life.
+// Not thread-safe: one list belongs to one call of one waker.
 class WakeList {
  public:
   explicit WakeList(Runtime& rt) noexcept : rt_(rt) {}
@@ -27,34 +28,19 @@ class WakeList {
   ~WakeList() { unpark_all(); }
 
   // Adds `w`, which the caller has just removed from its queue (so it is in no queue and no list).
-  void add(Waiter& w) noexcept {
-    w.next = nullptr;
-    if (tail_ != nullptr) {
-      tail_->next = &w;
-    } else {
-      head_ = &w;
-    }
-    tail_ = &w;
-  }
+  void add(Waiter& w) noexcept { waiters_.push_back(w); }
 
-  bool empty() const noexcept { return head_ == nullptr; }
+  bool empty() const noexcept { return waiters_.empty(); }
 
   // Unparks every collected waiter, in the order they were added, and empties the list. Touches
   // only the waiters and the runtime, never the primitive they were queued in.
   void unpark_all() noexcept {
-    Waiter* w = head_;
-    head_ = tail_ = nullptr;
-    while (w != nullptr) {
-      Waiter* const next = w->next;
-      rt_.unpark(*w);
-      w = next;
-    }
+    while (Waiter* w = waiters_.pop_front()) rt_.unpark(*w);
   }
 
  private:
   Runtime& rt_;
-  Waiter* head_ = nullptr;
-  Waiter* tail_ = nullptr;
+  IntrusiveList<Waiter, &Waiter::wake_hook> waiters_;
 };
 
 }  // namespace bubble::detail
