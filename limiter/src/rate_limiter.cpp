@@ -39,7 +39,7 @@ RateLimiter::RateLimiter(Pool& pool, int n, Duration interval)
       cv_("rate_limiter.tokens", *rt_),
       state_(static_cast<std::uint32_t>(n_)),
       start_(rt_->now()),
-      ticker_(interval_, *rt_) {
+      ticker_("rate_limiter.refill", interval_, *rt_) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   stop_ctx_ = std::move(ctx);
   stop_cancel_ = std::move(cancel);

@@ -44,7 +44,7 @@ TicketBooth::~TicketBooth() {
 }
 
 void TicketBooth::run() {
-  Timer pause(interval_, *rt_);
+  Timer pause("ticket_booth.pause", interval_, *rt_);
   for (std::uint64_t i = 0;; ++i) {
     // Hand the ticket to one taker (unbuffered: the send completes when it is taken).
     if (tickets_.send(i, ctx_)) break;

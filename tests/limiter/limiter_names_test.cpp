@@ -1,5 +1,6 @@
 // The limiters name what they own ("concurrency_limiter.slots", "ticket_booth.tickets",
-// "rate_limiter.tokens", the threads "ticket_booth" and "rate_limiter/refill"), and those names
+// "ticket_booth.pause", "rate_limiter.tokens", "rate_limiter.refill", the threads "ticket_booth"
+// and "rate_limiter/refill"), and those names
 // reach a bubble's failure reports.
 
 #include <bubble/bubble.hpp>
@@ -73,7 +74,11 @@ TEST(LimiterNames, TicketBoothTakerAndThreadInAFailureReport) {
             "  thread #3 \"taker\": blocked on Channel::receive \"ticket_booth.tickets\" (object "
             "#1)")
       << m;
-  EXPECT_NE(line_starting(m, "  thread #2 \"ticket_booth\": blocked on "), "") << m;
+  // The booth's thread waits for its pause between tickets, on the timer it names.
+  EXPECT_NE(
+      line_starting(m, "  thread #2 \"ticket_booth\": blocked on ").find("\"ticket_booth.pause\""),
+      std::string::npos)
+      << m;
 }
 
 // A submit waiting for the next interval's token (an hour away, past the run's virtual-time
@@ -96,7 +101,11 @@ TEST(LimiterNames, RateLimiterTokensInAFailureReport) {
   EXPECT_EQ(line_starting(m, "  thread #2 "),
             "  thread #2 \"pool/worker-0\": blocked on CondVar::wait \"pool.work\" (object #2)")
       << m;
-  EXPECT_NE(line_starting(m, "  thread #3 \"rate_limiter/refill\": blocked on "), "") << m;
+  // The refill thread waits for its next tick, on the ticker it names.
+  EXPECT_NE(line_starting(m, "  thread #3 \"rate_limiter/refill\": blocked on ")
+                .find("\"rate_limiter.refill\""),
+            std::string::npos)
+      << m;
 }
 
 }  // namespace
