@@ -37,6 +37,7 @@
 
 #include "bubble_report.hpp"
 #include "bubble_run_queue.hpp"
+#include "bubble_scheduler.hpp"
 #include "bubble_stack.hpp"
 #include "bubble_stacks.hpp"
 #include "bubble_timer_heap.hpp"
@@ -61,21 +62,6 @@ struct EhGlobals {
 inline EhGlobals* eh_globals() noexcept {
   return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
 }
-
-// The scheduler's random source: bubble::Random (xoshiro256** seeded with splitmix64, the same
-// sequence on every platform), plus the cheap, slightly biased draw the picks use.
-class Rng {
- public:
-  void seed(std::uint64_t seed) noexcept { random_ = Random(seed); }
-  std::uint64_t next() noexcept { return random_(); }
-  // Uniform in [0, n) for n < 2^32 (Lemire's multiply-shift; the tiny bias is irrelevant here).
-  std::uint32_t below(std::uint64_t n) noexcept {
-    return static_cast<std::uint32_t>(((next() >> 32) * (n & 0xffffffffULL)) >> 32);
-  }
-
- private:
-  Random random_{0};
-};
 
 class Bubble;
 
@@ -255,8 +241,6 @@ class Bubble final : public Runtime {
 
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
-  std::uint32_t pick(std::size_t n, BThread* first, BThread* last);
-  std::uint32_t pick_other(std::size_t n);
   void record(std::uint32_t idx);
   void record_pick(std::uint32_t idx);
   void step(const WaitInfo* what);
@@ -342,20 +326,13 @@ class Bubble final : public Runtime {
   std::vector<TimerEntry> due_;
 
   // Strategy state and recording.
-  Rng rng_;
+  std::unique_ptr<Scheduler> scheduler_;  // The strategy's decisions.
   // bubble::random(): the key every stream is derived from (Options::random_seed), the threads
   // spawned outside any thread (the root, then threads spawned by timer callbacks), and the
   // stream of timer callbacks, made on first use.
   std::uint64_t random_key_ = 0;
   std::uint64_t callback_children_ = 0;
   std::optional<Random> callback_random_;
-  std::size_t choice_pos_ = 0;
-  struct ChangePoint {
-    std::uint64_t step;
-    std::uint64_t priority;
-  };
-  std::vector<ChangePoint> change_points_;
-  std::size_t next_change_ = 0;
   Schedule schedule_;
   std::uint64_t zeros_pending_ = 0;
   std::atomic<std::uint64_t> steps_{0};

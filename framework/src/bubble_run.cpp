@@ -77,19 +77,9 @@ Bubble::Bubble(const Options& options)
     throw std::invalid_argument("bubble::run: Options::max_virtual_time must be >= 0, got " +
                                 format_duration(options.max_virtual_time));
   }
-  rng_.seed(strategy_.seed());
+  scheduler_ = make_scheduler(strategy_);
   random_key_ = detail::derive_random_key(options.random_seed, 0);
   fifo_ = strategy_.kind() == Strategy::Kind::fifo;
-  if (strategy_.kind() == Strategy::Kind::pct) {
-    // depth - 1 change points, uniformly in [1, steps]; the i-th drawn lowers the running
-    // thread's priority to depth - i, below every initial priority (>= depth).
-    const auto depth = static_cast<std::uint64_t>(strategy_.depth());
-    for (std::uint64_t i = 1; i < depth; ++i) {
-      change_points_.push_back({1 + rng_.next() % strategy_.steps(), depth - i});
-    }
-    std::stable_sort(change_points_.begin(), change_points_.end(),
-                     [](const ChangePoint& a, const ChangePoint& b) { return a.step < b.step; });
-  }
   if (options.trace) {
     trace_ = std::make_shared<Trace>();
     trace_->set_level(options.trace_level);

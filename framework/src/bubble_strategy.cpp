@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "bubble_scheduler.hpp"
+
 namespace bubble {
 namespace {
 
@@ -160,5 +162,23 @@ Schedule Schedule::parse(std::string_view text) {
   s.decisions = s.picks.size();
   return s;
 }
+
+namespace engine {
+
+std::unique_ptr<Scheduler> make_scheduler(const Strategy& strategy) {
+  switch (strategy.kind()) {
+    case Strategy::Kind::fifo:
+      break;
+    case Strategy::Kind::random:
+      return make_random_scheduler(strategy);
+    case Strategy::Kind::pct:
+      return make_pct_scheduler(strategy);
+    case Strategy::Kind::choices:
+      return make_choices_scheduler(strategy);
+  }
+  return make_fifo_scheduler();
+}
+
+}  // namespace engine
 
 }  // namespace bubble

@@ -183,21 +183,13 @@ void Bubble::step_event(std::uint64_t s) {
   if (max_steps_ != 0 && s > max_steps_ && !failed_) {
     fail("step budget exhausted: Options::max_steps = " + std::to_string(max_steps_), false);
   }
-  while (next_change_ < change_points_.size() && change_points_[next_change_].step <= s) {
-    if (change_points_[next_change_].step == s && current_ != nullptr) {
-      current_->priority = change_points_[next_change_].priority;
-    }
-    ++next_change_;
-  }
+  if (s >= scheduler_->next_step()) scheduler_->step_reached(s, current_);
   update_next_step_event();
 }
 
 void Bubble::update_next_step_event() {
   std::uint64_t next = max_steps_ != 0 && !failed_ ? max_steps_ + 1 : ~std::uint64_t{0};
-  if (next_change_ < change_points_.size()) {
-    next = std::min(next, change_points_[next_change_].step);
-  }
-  next_step_event_ = next;
+  next_step_event_ = std::min(next, scheduler_->next_step());
 }
 
 // The hot path of every primitive operation: count the step, remember the operation, and, when
@@ -277,65 +269,17 @@ void Bubble::yield(SourceLocation where) {
 // Candidates: `first` (if any), the run queue in order, `last` (if any). Returns an index into
 // the run queue when first is null, else an index into the whole list.
 std::size_t Bubble::decide(BThread* first, BThread* last) {
-  const std::size_t n = queue_.size() + (first != nullptr) + (last != nullptr);
-  if (n <= 1 || unwinding_) return 0;
-  const std::uint32_t idx = pick(n, first, last);
+  const Candidates candidates(first, queue_, last);
+  if (candidates.size() <= 1 || unwinding_) return 0;
+  const std::uint32_t idx = scheduler_->pick_thread(candidates);
   record(idx);
   return idx;
-}
-
-std::uint32_t Bubble::pick(std::size_t n, BThread* first, BThread* last) {
-  switch (strategy_.kind()) {
-    case Strategy::Kind::fifo:
-      return 0;
-    case Strategy::Kind::random:
-      return rng_.below(n);
-    case Strategy::Kind::choices: {
-      const auto& picks = strategy_.picks();
-      if (choice_pos_ >= picks.size()) return 0;
-      return static_cast<std::uint32_t>(picks[choice_pos_++] % n);
-    }
-    case Strategy::Kind::pct: {
-      std::size_t best = 0;
-      const BThread* best_t = nullptr;
-      for (std::size_t i = 0; i < n; ++i) {
-        const BThread* c;
-        if (first != nullptr) {
-          c = i == 0 ? first : queue_[i - 1];
-        } else {
-          c = i < queue_.size() ? queue_[i] : last;
-        }
-        if (best_t == nullptr || c->priority > best_t->priority ||
-            (c->priority == best_t->priority && c->id < best_t->id)) {
-          best = i;
-          best_t = c;
-        }
-      }
-      return static_cast<std::uint32_t>(best);
-    }
-  }
-  return 0;
-}
-
-// A decision among n > 1 candidates that are not threads (due timers, ready select cases): fifo
-// takes the first; choices consumes a pick; random and PCT draw from the generator.
-std::uint32_t Bubble::pick_other(std::size_t n) {
-  switch (strategy_.kind()) {
-    case Strategy::Kind::fifo:
-      return 0;
-    case Strategy::Kind::choices:
-      return pick(n, nullptr, nullptr);
-    case Strategy::Kind::random:
-    case Strategy::Kind::pct:
-      return rng_.below(n);
-  }
-  return 0;
 }
 
 std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
   check_thread("choose");
   if (n <= 1 || unwinding_) return 0;
-  const std::uint32_t idx = pick_other(n);
+  const std::uint32_t idx = scheduler_->pick_other(n);
   record(idx);
   return idx;
 }

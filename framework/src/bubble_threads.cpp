@@ -190,9 +190,7 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
   } else {  // The root, or a thread spawned by a timer callback.
     t->random_key = detail::derive_random_key(random_key_, ++callback_children_);
   }
-  if (strategy_.kind() == Strategy::Kind::pct) {
-    t->priority = static_cast<std::uint64_t>(strategy_.depth()) + (rng_.next() >> 2);
-  }
+  scheduler_->spawned(*t);
   boost::context::stack_context sctx;
   const bool guarded = options_.stack_guard == StackGuard::page;
   detail::PooledStack alloc(options_.stack_size, guarded, &sctx);

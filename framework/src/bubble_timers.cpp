@@ -96,7 +96,7 @@ void Bubble::fire_due_timers() {
       const std::size_t n = due_.size() - begin;
       std::uint32_t idx = 0;
       if (n > 1 && !unwinding_) {
-        idx = pick_other(n);
+        idx = scheduler_->pick_other(n);
         record(idx);
       }
       TimerEntry e;
