@@ -12,8 +12,9 @@
 //     (one context switch per hand-off); they switch to main only when timers are due, nothing
 //     is runnable, or the run has failed. Timer callbacks run on main.
 //   - Each switch saves and restores the C++ runtime's exception globals (caught exceptions,
-//     uncaught count), so exceptions in flight on different fibers do not mix, and announces the
-//     switch to AddressSanitizer when it is on.
+//     uncaught count), so exceptions in flight on different fibers do not mix, and errno, so each
+//     bubble thread has its own as on a real thread; and it announces the switch to
+//     AddressSanitizer when it is on.
 
 #include <bubble/bubble.hpp>
 
@@ -69,6 +70,7 @@ class Bubble;
 struct Ctx {
   fiber ctx;
   EhGlobals eh;
+  int error = 0;  // Its errno while it is switched out (a new thread starts with 0).
   const void* stack_bottom = nullptr;
   std::size_t stack_size = 0;
   // A canary-checked stack's lowest word (Options::stack_guard = canary); nullptr otherwise.
@@ -313,6 +315,7 @@ class Bubble final : public Runtime {
   std::unordered_map<std::uint64_t, std::string> object_names_;
   RunQueue<BThread> queue_;
   EhGlobals* eh_ = nullptr;
+  int* errno_ = nullptr;  // The OS thread's errno, which every fiber on it shares.
   bool root_returned_ = false;
   Waiter* waiter_ = nullptr;  // bubble::wait() in progress.
   BThread* waiting_thread_ = nullptr;

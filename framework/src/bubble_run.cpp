@@ -1,6 +1,7 @@
 // The bubble's run: constructing a Bubble from its Options, execute() (the root thread, the
 // scheduler loop, the result or the failure thrown), and RunFailure / RunResult.
 
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -114,6 +115,7 @@ void Bubble::foreign_noexcept(const char* op) const noexcept {
 
 RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   eh_ = eh_globals();
+  errno_ = &errno;
   previous_runtime_ = &current_runtime();
   tl_bubble = this;
   detail::set_current_runtime(this);

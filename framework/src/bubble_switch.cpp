@@ -32,6 +32,8 @@ void Bubble::switch_to(Ctx& to) {
   running_ = &to;
   self->eh = *eh_;
   *eh_ = to.eh;
+  self->error = *errno_;
+  *errno_ = to.error;
 #ifdef BUBBLE_ENGINE_ASAN
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, to.stack_bottom, to.stack_size);
@@ -102,6 +104,7 @@ fiber Bubble::thread_main(BThread* t, fiber&& caller) {
   from_ = nullptr;  // This fiber is finished: nobody stores its continuation.
   running_ = next;
   *eh_ = next->eh;
+  *errno_ = next->error;
 #ifdef BUBBLE_ENGINE_ASAN
   __sanitizer_start_switch_fiber(nullptr, next->stack_bottom, next->stack_size);
 #endif
