@@ -2,6 +2,7 @@
 // AddressSanitizer annotations), parking and waking threads, and the scheduling points and
 // decisions every primitive operation goes through.
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -181,7 +182,8 @@ void Bubble::unpark(Waiter& waiter) noexcept {
 
 // --- Scheduling -----------------------------------------------------------------------------
 
-// A step at which something happens: the step budget runs out, or a PCT change point.
+// A step at which something happens: the step budget runs out, or the strategy asked to see it
+// (PCT: a change point, or the adaptive estimate passed).
 void Bubble::step_event(std::uint64_t s) {
   if (max_steps_ != 0 && s > max_steps_ && !failed_) {
     fail("step budget exhausted: Options::max_steps = " + std::to_string(max_steps_), false);

@@ -1,5 +1,6 @@
 // The bubble's timers: park deadlines and Runtime::schedule_at callbacks, on virtual time.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
