@@ -7,7 +7,8 @@
 namespace bubble::detail {
 
 // The random source of the calling bubble thread (or of the bubble's timer callbacks, when one
-// is running); nullptr when the calling OS thread is not running a bubble. Defined in bubble.cpp.
+// is running); nullptr when the calling OS thread is not running a bubble. Defined in
+// bubble_api.cpp.
 Random* bubble_random() noexcept;
 
 // The key of a stream derived from a parent stream's key and the child's number (1, 2, ...):

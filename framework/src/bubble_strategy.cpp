@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "bubble_scheduler.hpp"
+
 namespace bubble {
 namespace {
 
@@ -78,6 +80,12 @@ Strategy Strategy::pct(std::uint64_t seed, int depth, std::uint64_t steps) {
   return s;
 }
 
+Strategy Strategy::pct(std::uint64_t seed, int depth) {
+  Strategy s = pct(seed, depth, kDefaultPctSteps);
+  s.adaptive_steps_ = true;
+  return s;
+}
+
 Strategy Strategy::choices(std::vector<std::uint32_t> picks) {
   Strategy s;
   s.kind_ = Kind::choices;
@@ -113,12 +121,13 @@ Strategy Strategy::parse(std::string_view text) {
       bad_strategy(text, "pct needs <seed>:<depth>[:<steps>]");
     std::uint64_t seed = 0;
     std::uint64_t depth = 0;
-    std::uint64_t steps = kDefaultPctSteps;
+    std::uint64_t steps = 0;
     if (!parse_u64(parts[0], seed)) bad_strategy(text, "the seed must be an unsigned integer");
     if (!parse_u64(parts[1], depth) || depth < 1 || depth > 1000) {
       bad_strategy(text, "the depth must be an integer in [1, 1000]");
     }
-    if (parts.size() == 3 && (!parse_u64(parts[2], steps) || steps < 1)) {
+    if (parts.size() == 2) return pct(seed, static_cast<int>(depth));
+    if (!parse_u64(parts[2], steps) || steps < 1) {
       bad_strategy(text, "the step estimate must be an integer >= 1");
     }
     return pct(seed, static_cast<int>(depth), steps);
@@ -139,7 +148,7 @@ std::string Strategy::to_string() const {
       return "random:" + std::to_string(seed_);
     case Kind::pct:
       return "pct:" + std::to_string(seed_) + ":" + std::to_string(depth_) +
-             (steps_ == kDefaultPctSteps ? std::string{} : ":" + std::to_string(steps_));
+             (adaptive_steps_ ? std::string{} : ":" + std::to_string(steps_));
     case Kind::choices:
       return "choices:" + picks_to_string(picks_);
   }
@@ -160,5 +169,23 @@ Schedule Schedule::parse(std::string_view text) {
   s.decisions = s.picks.size();
   return s;
 }
+
+namespace engine {
+
+std::unique_ptr<Scheduler> make_scheduler(const Strategy& strategy) {
+  switch (strategy.kind()) {
+    case Strategy::Kind::fifo:
+      break;
+    case Strategy::Kind::random:
+      return make_random_scheduler(strategy);
+    case Strategy::Kind::pct:
+      return make_pct_scheduler(strategy);
+    case Strategy::Kind::choices:
+      return make_choices_scheduler(strategy);
+  }
+  return make_fifo_scheduler();
+}
+
+}  // namespace engine
 
 }  // namespace bubble

@@ -7,11 +7,6 @@
 namespace bubble::interpose::detail {
 namespace {
 
-// The state of the last intercepting run of this OS thread. A plain pointer (constant-
-// initialized, no TLS destructor): the state of a thread's last run lives until the next run
-// replaces it; it stays reachable, so leak checkers do not report it.
-constinit thread_local RunState* tl_state = nullptr;
-
 // The kind (normal, recursive, error-checking) a pthread mutex was initialized with: glibc keeps
 // it in the low bits of __data.__kind, also for the static initializers
 // (PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, used by std::recursive_mutex).
@@ -36,14 +31,14 @@ bool prefers_writers(const pthread_rwlock_t* rw) {
 }  // namespace
 
 RunState& RunState::of(Runtime& rt) {
-  RunState* s = tl_state;
-  if (s == nullptr || s->serial_ != rt.serial()) [[unlikely]] {
-    delete s;
-    tl_state = nullptr;
-    s = new RunState(rt);
-    tl_state = s;
+  // Kept by the bubble for the run, so that every thread of the run finds the same state on
+  // whichever OS thread it runs (ThreadModel::os_threads), and destroyed when the run ends.
+  ::bubble::detail::InterceptedRunState* run = ::bubble::detail::intercepted_run_state();
+  if (run->state == nullptr) [[unlikely]] {
+    run->state = new RunState(rt);
+    run->destroy = [](void* state) noexcept { delete static_cast<RunState*>(state); };
   }
-  return *s;
+  return *static_cast<RunState*>(run->state);
 }
 
 ThreadRecord* RunState::self() {

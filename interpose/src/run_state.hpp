@@ -2,8 +2,9 @@
 
 // What the interposer keeps for one intercepting bubble run: a record per bubble thread (the
 // pthread_t the standard library sees) and the side tables from the addresses of pthread mutexes
-// and condition variables to the bubble primitives standing in for them. Only the bubble's own OS
-// thread ever touches it, and one bubble thread runs at a time, so nothing here is locked.
+// and condition variables to the bubble primitives standing in for them. Only the run's threads
+// touch it, and exactly one of them runs at a time (on the bubble's OS thread, or with
+// ThreadModel::os_threads on OS threads that hand the run to each other), so nothing is locked.
 
 #include <pthread.h>
 
@@ -89,10 +90,10 @@ struct SemEntry {
 
 class RunState {
  public:
-  explicit RunState(Runtime& rt) : rt_(&rt), serial_(rt.serial()) {}
+  explicit RunState(Runtime& rt) : rt_(&rt) {}
 
-  // The state of `rt`, the intercepting bubble running on this OS thread; a fresh one when the
-  // previous run of this OS thread has ended (the state of that run is destroyed then).
+  // The state of `rt`, the intercepting bubble running on this OS thread: made on first use in
+  // the run, shared by all of the run's threads, destroyed by the bubble when the run ends.
   static RunState& of(Runtime& rt);
 
   Runtime& runtime() const noexcept { return *rt_; }
@@ -118,7 +119,6 @@ class RunState {
 
  private:
   Runtime* rt_;
-  std::uint64_t serial_;
   std::vector<std::unique_ptr<ThreadRecord>> threads_;
   std::unordered_map<const void*, std::unique_ptr<MutexEntry>> mutexes_;
   std::unordered_map<const void*, std::unique_ptr<CondEntry>> conds_;

@@ -1,4 +1,5 @@
-// What this slice of bubble::interpose does not do, shown so that a change of behaviour is seen.
+// What bubble::interpose does not do with the default thread model, shown so that a change of
+// behaviour is seen.
 
 #include <thread>
 
@@ -10,9 +11,9 @@ namespace {
 
 thread_local int tl_counter = 0;
 
-// Bubble threads are fibers on the bubble's one OS thread, so they share its thread_local
-// variables (and errno): each of two std::threads incrementing "its own" counter once sees the
-// other's increment. On real threads both would see 1.
+// With fibers (the default thread model) bubble threads run on the bubble's one OS thread, so they
+// share its thread_local variables: each of two std::threads incrementing "its own" counter once
+// sees the other's increment. On real threads, and with ThreadModel::os_threads, both see 1.
 TEST(InterposeLimits, ThreadLocalVariablesAreSharedByTheBubbleThreadsOfARun) {
   int seen_first = 0;
   int seen_second = 0;

@@ -4,8 +4,9 @@
 
 // The hook through which bubble::interpose (interpose/) finds the bubble of the calling thread.
 // The framework does not depend on the interposer: it only publishes, per OS thread, which
-// intercepting bubble (Options::intercept_std) is running, and gives each of that bubble's threads
-// one pointer-sized slot the interposer may use. Runs without intercept_std never touch either.
+// intercepting bubble (Options::intercept_std) is running, gives each of that bubble's threads
+// one pointer-sized slot the interposer may use, and keeps one state for the whole run. Runs
+// without intercept_std touch none of these.
 
 namespace bubble::detail {
 
@@ -20,5 +21,17 @@ extern constinit thread_local Runtime* tl_intercepting_runtime;
 // timer callbacks), where nothing is intercepted. The slot lives as long as the thread's record;
 // the bubble never reads it.
 void** intercepted_thread_slot() noexcept;
+
+// The interposer's state of one whole run, kept by the bubble: `state` starts as nullptr; when the
+// run ends (after its threads have exited, before run() returns or throws) the bubble calls
+// destroy(state) if both are set.
+struct InterceptedRunState {
+  void* state = nullptr;
+  void (*destroy)(void*) noexcept = nullptr;
+};
+
+// Only while tl_intercepting_runtime is set: the running bubble's InterceptedRunState, the same
+// for every thread of the run on whichever OS thread it runs (ThreadModel::os_threads).
+InterceptedRunState* intercepted_run_state() noexcept;
 
 }  // namespace bubble::detail

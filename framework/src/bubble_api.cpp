@@ -1,0 +1,108 @@
+// The public free functions of the bubble (bubble::run, bubble::wait, ...) and the hooks other
+// parts of the framework reach the running bubble through (bubble::random, trace markers, the
+// interposer's slot).
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <bubble/detail/intercept.hpp>
+
+#include "bubble_engine.hpp"
+#include "bubble_random.hpp"
+
+namespace bubble {
+namespace engine {
+
+Random* Bubble::random_source() noexcept {
+  std::optional<Random>& r = current_ != nullptr ? current_->random : callback_random_;
+  if (!r) {
+    r.emplace(current_ != nullptr ? current_->random_key
+                                  : detail::derive_random_key(random_key_, 0));
+  }
+  return &*r;
+}
+
+void Bubble::wait(SourceLocation where) {
+  BThread* t = current_;
+  if (t == nullptr) {
+    throw std::logic_error("bubble::wait: called from a timer callback of " + name_);
+  }
+  if (waiter_ != nullptr) {
+    throw std::logic_error("bubble::wait: thread \"" + t->name +
+                           "\" called wait() while thread \"" + waiting_thread_->name +
+                           "\" is already waiting in " + name_);
+  }
+  Waiter w;
+  prepare(w);
+  waiter_ = &w;
+  waiting_thread_ = t;
+  struct Reset {
+    Bubble* b;
+    ~Reset() {
+      b->waiter_ = nullptr;
+      b->waiting_thread_ = nullptr;
+    }
+  } reset{this};
+  park(w, kNoDeadline, WaitInfo{"bubble::wait", 0, where});
+}
+
+}  // namespace engine
+
+using engine::Bubble;
+using engine::tl_bubble;
+
+RunResult run(const Options& options, std::function<void(Runtime&)> root) {
+  if (tl_bubble != nullptr || in_bubble()) {
+    throw std::logic_error(std::string("bubble::run: called inside ") +
+                           std::string(current_runtime().name()) + "; bubbles cannot be nested");
+  }
+  if (!root) throw std::invalid_argument("bubble::run: empty root function");
+  Bubble bubble(options);
+  return bubble.execute(std::move(root));
+}
+
+RunResult run(std::function<void(Runtime&)> root) {
+  return run(Options{}, std::move(root));
+}
+
+void wait(SourceLocation where) {
+  Bubble* b = tl_bubble;
+  if (b == nullptr) throw std::logic_error("bubble::wait: called outside a bubble");
+  b->wait(where);
+}
+
+void sleep_and_wait(Duration d, SourceLocation where) {
+  sleep_for(d, where);
+  wait(where);
+}
+
+namespace detail {
+Random* bubble_random() noexcept {
+  return tl_bubble != nullptr ? tl_bubble->random_source() : nullptr;
+}
+
+std::string_view trace_record(Trace::EventKind kind, std::string_view what, std::uint64_t object,
+                              SourceLocation where, Duration span, bool contended) {
+  return tl_bubble->record_marker(kind, what, object, where, span, contended);
+}
+
+Duration trace_now() noexcept {
+  return tl_bubble->elapsed();
+}
+
+constinit thread_local Runtime* tl_intercepting_runtime = nullptr;
+
+void** intercepted_thread_slot() noexcept {
+  return tl_bubble != nullptr ? tl_bubble->intercept_slot() : nullptr;
+}
+
+InterceptedRunState* intercepted_run_state() noexcept {
+  return tl_bubble != nullptr ? tl_bubble->intercept_run_state() : nullptr;
+}
+}  // namespace detail
+
+}  // namespace bubble

@@ -1,0 +1,460 @@
+#pragma once
+
+// The bubble's engine (a simulated Runtime): the Bubble class and the records it keeps. Private to
+// the framework; the member definitions live in the bubble_*.cpp files listed in
+// docs/ARCHITECTURE.md ("The engine").
+//
+// Structure:
+//   - Bubble (a Runtime) owns the threads (BThread records), the run queue, the timer heap, the
+//     strategy's scheduler and the recorded schedule.
+//   - Every thread, and the scheduler (the stack of run(), "main"), is a Ctx: something to switch
+//     to. Threads switch directly to one another when the current one blocks or is preempted
+//     (one context switch per hand-off); they switch to main only when timers are due, nothing
+//     is runnable, or the run has failed. Timer callbacks run on main.
+//   - Each switch saves and restores the C++ runtime's exception globals (caught exceptions,
+//     uncaught count), so exceptions in flight on different fibers do not mix, and errno, so each
+//     bubble thread has its own as on a real thread; and it announces the switch to
+//     AddressSanitizer when it is on.
+
+#include <bubble/bubble.hpp>
+
+#include <cxxabi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/context/fiber.hpp>
+
+#include <bubble/detail/intercept.hpp>
+#include <bubble/detail/wait_queue.hpp>
+#include <bubble/random.hpp>
+
+#include "bubble_os_thread.hpp"
+#include "bubble_report.hpp"
+#include "bubble_run_queue.hpp"
+#include "bubble_scheduler.hpp"
+#include "bubble_stack.hpp"
+#include "bubble_stacks.hpp"
+#include "bubble_timer_heap.hpp"
+#include "bubble_waits.hpp"
+#include "bubble_watchdog.hpp"
+
+namespace bubble::engine {
+
+using boost::context::fiber;
+
+// The C++ runtime's per-OS-thread exception state (libsupc++ / libc++abi __cxa_eh_globals):
+// the stack of caught exceptions and the count of uncaught ones. Saved per fiber. (ARM EHABI adds
+// a third member; that target is not supported.)
+#if defined(__ARM_EABI_UNWINDER__)
+#error "bubble: the fiber engine does not save ARM EHABI exception state"
+#endif
+struct EhGlobals {
+  void* caught = nullptr;
+  unsigned int uncaught = 0;
+};
+
+inline EhGlobals* eh_globals() noexcept {
+  return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+}
+
+class Bubble;
+
+// Something the engine can switch to: a bubble thread or the scheduler (main).
+struct Ctx {
+  fiber ctx;
+  EhGlobals eh;
+  int error = 0;  // Its errno while it is switched out (a new thread starts with 0).
+  const void* stack_bottom = nullptr;
+  std::size_t stack_size = 0;
+  // A canary-checked stack's lowest word (Options::stack_guard = canary); nullptr otherwise.
+  const std::uint64_t* canary = nullptr;
+  // ThreadModel::os_threads: where this context's OS thread waits for the run, and that thread
+  // (a bubble thread's own; none for main, which is the OS thread that called run()).
+  std::unique_ptr<detail::Baton> baton;
+  pthread_t os_thread{};
+};
+
+// Aborts the process: the canary of `t`'s stack was overwritten (defined with the failures).
+[[noreturn, gnu::cold]] void stack_overflow(const Ctx& t) noexcept;
+
+// Checks the canary of a stack that is switched out of or ends.
+inline void check_canary(const Ctx& c) noexcept {
+  if (c.canary != nullptr && *c.canary != detail::PooledStack::kCanary) [[unlikely]]
+    stack_overflow(c);
+}
+
+enum class ThreadState : std::uint8_t { runnable, running, blocked, exited };
+
+inline const char* state_name(ThreadState s) {
+  switch (s) {
+    case ThreadState::runnable:
+      return "runnable";
+    case ThreadState::running:
+      return "running";
+    case ThreadState::blocked:
+      return "blocked";
+    case ThreadState::exited:
+      return "exited";
+  }
+  return "?";
+}
+
+// One bubble thread. Owned by the bubble while it has not exited and by its ThreadHandle while
+// the handle exists; freed when neither holds it.
+struct BThread : Ctx {
+  Bubble* bubble = nullptr;  // nullptr once the run has ended.
+  std::uint64_t id = 0;
+  std::string name;
+  std::function<void()> body;
+  SourceLocation spawned_at;
+  ThreadState state = ThreadState::runnable;
+  WaitInfo what;                // While blocked: what on. Otherwise: the last scheduling point.
+  Waiter* waiter = nullptr;     // The waiter it is parked on.
+  TimerId park_timer = 0;       // The timer of its park deadline, if any.
+  bool unwind = false;          // Torn down: its blocking calls throw Unwind.
+  bool unwind_resumed = false;  // The teardown woke it to unwind it (it does so once).
+  bool in_join = false;         // Parked in join(): never unwound from there.
+  int unwinds_thrown = 0;
+  bool has_handle = true;  // A ThreadHandle refers to this record.
+  bool joined = false;
+  std::uint64_t priority = 0;    // PCT priority (higher runs first).
+  detail::WaitQueue joiners;     // Threads blocked in join().
+  BThread* prev_live = nullptr;  // The list of threads that have not exited, in creation order.
+  BThread* next_live = nullptr;
+  // bubble::random(): the key of this thread's stream (from its parent's key and its number among
+  // the parent's children), how many threads it has spawned, and the stream, made on first use.
+  std::uint64_t random_key = 0;
+  std::uint64_t children = 0;
+  std::optional<Random> random;
+  // With Options::symbolize_stacks: where it last blocked, and where it was spawned.
+  std::unique_ptr<detail::CapturedStack> blocked_stack;
+  std::unique_ptr<detail::CapturedStack> spawn_stack;
+  void* intercept_slot = nullptr;  // detail::intercepted_thread_slot(): the interposer's record.
+};
+
+// A timer's slot: what it does when it fires. TimerEntry::slot() indexes Bubble::slots_.
+struct TimerSlot {
+  std::uint64_t seq = 0;  // The creation sequence of the timer in the slot.
+  bool active = false;
+  BThread* thread = nullptr;  // A park deadline; otherwise `callback`.
+  std::function<void()> callback;
+};
+
+// While a failed run is torn down, an Unwind that reaches a noexcept function (a destructor blocked
+// on something no thread can signal any more) terminates the process: say why, and show the
+
+// The strategy text that reproduces a run: seeded strategies reproduce themselves; a choices
+// strategy (or a replay) is reproduced by the schedule it recorded.
+std::string replay_strategy_text(const Strategy& strategy, const Schedule& schedule);
+
+// While a failed run is torn down, the failure that started the teardown (for the terminate
+// handler; nullptr otherwise), and the handler that runs std::terminate's usual course.
+extern constinit thread_local const std::string* tl_teardown_message;
+[[noreturn]] void teardown_terminate();
+
+// The failure of the run whose teardown is on this OS thread: tl_teardown_message, set on the
+// bubble's own OS thread, or (ThreadModel::os_threads) the failure of the bubble this OS thread
+// runs a thread of, if it is being torn down.
+const std::string* teardown_message_of_this_thread() noexcept;
+
+class Bubble;
+
+// The bubble whose run() is on this OS thread's stack; nullptr elsewhere.
+extern constinit thread_local Bubble* tl_bubble;
+
+class ThreadHandleImpl;
+
+class Bubble final : public Runtime {
+ public:
+  explicit Bubble(const Options& options);
+  ~Bubble() override;
+
+  RunResult execute(std::function<void(Runtime&)> root);
+  void wait(SourceLocation where);
+
+  // --- Runtime ---
+  std::string_view name() const noexcept override { return name_; }
+  TimePoint now() const noexcept override { return now_; }
+  WallTime wall_now() const noexcept override { return WallTime{now_.time_since_epoch()}; }
+  std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,
+                                         SourceLocation where) override;
+  void prepare(Waiter& waiter) override;
+  // The running bubble thread's record; the OS thread's token elsewhere (timer callbacks, other
+  // OS threads).
+  const void* controlled_thread_token() const noexcept override {
+    if (tl_bubble == this && current_ != nullptr) return current_;
+    return Runtime::controlled_thread_token();
+  }
+  ParkResult park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) override;
+  void unpark(Waiter& waiter) noexcept override;
+  TimerId schedule_at(TimePoint deadline, std::function<void()> callback) override;
+  Random* random_source() noexcept;
+  // detail::trace_record and detail::trace_now (trace.hpp): markers and lock events.
+  std::string_view record_marker(Trace::EventKind kind, std::string_view what, std::uint64_t object,
+                                 SourceLocation where, Duration span, bool contended) {
+    const std::string_view kept =
+        kind == Trace::EventKind::note ? trace_->note(std::string(what)) : trace_->intern(what);
+    trace_->add(
+        Trace::Event{now_ - start_, current_id(), kind, kept, object, where, span, contended});
+    trace_->reserve_spare(live_ + 1);  // As trace_event: room for unpark's wake-ups.
+    return kept;
+  }
+  Duration elapsed() const noexcept { return now_ - start_; }
+  // The failure message std::terminate prints during the teardown (see teardown_terminate), on
+  // every OS thread of the bubble; nullptr outside the teardown.
+  const std::string* teardown_message() const noexcept { return teardown_message_; }
+  void set_teardown_message(const std::string* message) noexcept {
+    tl_teardown_message = message;
+    teardown_message_ = message;
+  }
+  // detail::intercepted_run_state(): the interposer's state of this run.
+  detail::InterceptedRunState* intercept_run_state() noexcept { return &intercept_run_state_; }
+  // detail::intercepted_thread_slot(): the running thread's slot, nullptr on main.
+  void** intercept_slot() noexcept {
+    return current_ != nullptr ? &current_->intercept_slot : nullptr;
+  }
+  bool cancel_timer(TimerId id) noexcept override;
+  void schedule_point(const WaitInfo& what) override;
+  std::size_t choose(std::size_t n, const WaitInfo& what) override;
+  void yield(SourceLocation where) override;
+  std::uint64_t new_object_id() noexcept override { return ++object_ids_; }
+  void name_object(std::uint64_t id, std::string_view name) override {
+    object_names_.insert_or_assign(id, std::string(name));
+    if (trace_) trace_->add_object(id, std::string(name));  // Traces show the names too.
+  }
+
+  // Used by ThreadHandleImpl.
+  void join(BThread* t, SourceLocation where);
+  void release_handle(BThread* t) noexcept;
+  void check_thread(const char* op) const {
+    if (tl_bubble != this) [[unlikely]]
+      foreign(op);
+  }
+
+ private:
+  friend class ThreadHandleImpl;
+
+  [[noreturn]] void foreign(const char* op) const;
+  [[noreturn]] void foreign_noexcept(const char* op) const noexcept;
+  [[noreturn, gnu::noinline, gnu::cold]] void bad_park(const BThread* t,
+                                                       const WaitInfo& what) const;
+
+  // Switching.
+  void switch_to(Ctx& to);
+  void arrived(fiber&& from) noexcept;
+  void run_thread(BThread* t);  // Main: resume t.
+  void leave_blocked();         // The current thread is blocked or preempted: run someone else.
+  fiber thread_main(BThread* t, fiber&& caller);  // The outermost frame of t's fiber.
+  void fiber_main(BThread* t);
+  void start_fiber(BThread* t);  // ThreadModel::fibers: t's fiber, on a pooled stack.
+  // ThreadModel::os_threads: the body of a bubble thread's OS thread, and its part in the bubble.
+  static void* os_thread_main(void* record);
+  void enter_os_thread(BThread* t);
+  void join_exited_os_threads() noexcept;
+  Ctx* exit_current(BThread* t);  // Bookkeeping when t's body is done; returns where to go.
+  void maybe_unwind(BThread* t);
+  [[gnu::noinline]] void unwind_now(BThread* t);
+  [[noreturn]] void abandon_current();
+  void teardown_guard();
+  bool resume_one_for_unwinding();
+  void unwind_everyone() noexcept;
+  static constexpr int kMaxUnwinds = 1000;
+  static constexpr std::uint64_t kMaxTeardownSteps = 10'000'000;
+  // Steps the teardown lets threads run without every one of them blocking before it unwinds
+  // them all (a livelock that outlived the failure).
+  static constexpr std::uint64_t kTeardownPatience = 100'000;
+
+  // Scheduling.
+  std::size_t decide(BThread* first, BThread* last);
+  void record(std::uint32_t idx);
+  void record_pick(std::uint32_t idx);
+  void step(const WaitInfo* what);
+  [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
+  [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
+  void step_event(std::uint64_t s);
+  void update_next_step_event();
+  bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
+  void make_runnable(BThread* t) noexcept;
+
+  // Timers.
+  TimerId add_timer(TimePoint deadline, BThread* thread, std::function<void()> callback);
+  void free_slot(std::uint32_t slot) noexcept;
+  void fire_due_timers();
+  void fire(const TimerEntry& e);
+  bool pop_stale() noexcept;
+
+  // Failures.
+  void fail(std::string message, bool deadlock);
+  void fail_with_exception(BThread* t, std::exception_ptr e);
+  std::string thread_report() const;
+  std::vector<detail::ReportThread> report_threads() const;
+  std::string replay_line() const;
+  std::string when() const;
+  void begin_unwind();
+  void scheduler_loop();
+  void destroy_record(BThread* t) noexcept;
+
+  [[gnu::always_inline]] void trace(Trace::EventKind kind, std::uint64_t thread,
+                                    std::string_view what, std::uint64_t object,
+                                    SourceLocation where) {
+    if (tracing_) [[unlikely]]
+      trace_event(kind, thread, what, object, where);
+  }
+  [[gnu::noinline]] void trace_event(Trace::EventKind kind, std::uint64_t thread,
+                                     std::string_view what, std::uint64_t object,
+                                     SourceLocation where) {
+    trace_->add(Trace::Event{now_ - start_, thread, kind, trace_->intern(what), object, where});
+    // Room for the wake-ups unpark records before the next event recorded here: at most one per
+    // blocked thread, since a thread is woken once per block and blocking records an event here.
+    trace_->reserve_spare(live_ + 1);
+  }
+  // unpark's event: noexcept, so it only uses the room trace_event reserved (no allocation).
+  [[gnu::noinline]] void trace_wake(const BThread* t) noexcept {
+    trace_->add(Trace::Event{now_ - start_, t->id, Trace::EventKind::wake, {}, current_id(), {}});
+  }
+  std::uint64_t current_id() const noexcept { return current_ != nullptr ? current_->id : 0; }
+
+  static std::string describe_for_watchdog(const void* self);
+
+  const Options options_;
+  std::string name_;
+  Strategy strategy_;
+  const TimePoint start_;
+  TimePoint now_;
+  std::uint64_t max_steps_;
+
+  // Threads.
+  Ctx main_;
+  Ctx* running_ = &main_;
+  Ctx* from_ = nullptr;         // The context that switched to the one now running (null: exited).
+  BThread* current_ = nullptr;  // The running bubble thread; nullptr on main.
+  BThread* live_head_ = nullptr;
+  BThread* live_tail_ = nullptr;
+  BThread* dead_head_ = nullptr;  // Exited threads whose handles still exist.
+  std::size_t live_ = 0;
+  std::uint64_t thread_ids_ = 0;
+  std::uint64_t object_ids_ = 0;
+  // The names given to objects (Runtime::new_object_id(name)), for reports.
+  std::unordered_map<std::uint64_t, std::string> object_names_;
+  RunQueue<BThread> queue_;
+  EhGlobals* eh_ = nullptr;
+  int* errno_ = nullptr;  // The OS thread's errno, which every fiber on it shares.
+  bool root_returned_ = false;
+  Waiter* waiter_ = nullptr;  // bubble::wait() in progress.
+  BThread* waiting_thread_ = nullptr;
+
+  // Timers.
+  TimerHeap heap_;
+  std::vector<TimerSlot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::uint64_t timer_seq_ = 0;
+  std::uint64_t timers_fired_ = 0;
+  std::vector<TimerEntry> due_;
+
+  // Strategy state and recording.
+  std::unique_ptr<Scheduler> scheduler_;  // The strategy's decisions.
+  // bubble::random(): the key every stream is derived from (Options::random_seed), the threads
+  // spawned outside any thread (the root, then threads spawned by timer callbacks), and the
+  // stream of timer callbacks, made on first use.
+  std::uint64_t random_key_ = 0;
+  std::uint64_t callback_children_ = 0;
+  std::optional<Random> callback_random_;
+  Schedule schedule_;
+  std::uint64_t zeros_pending_ = 0;
+  std::atomic<std::uint64_t> steps_{0};
+  std::uint64_t next_step_event_ = 0;  // The next step at which step_event() has work.
+
+  // Failure and teardown.
+  bool failed_ = false;
+  bool unwinding_ = false;
+  bool deadlock_ = false;
+  std::string failure_message_;
+  std::exception_ptr failure_exception_;
+  std::size_t abandoned_ = 0;
+  std::uint64_t teardown_steps_ = 0;
+  std::uint64_t steps_since_resume_ = 0;  // Teardown steps since a thread was woken to unwind.
+  bool unwind_all_ = false;               // Every thread's blocking calls throw Unwind.
+  const std::string* teardown_message_ = nullptr;  // See teardown_message().
+
+  std::shared_ptr<Trace> trace_;
+  bool tracing_ = false;
+  bool capture_stacks_ = false;  // Options::symbolize_stacks is set.
+  bool fifo_ = false;            // The strategy is fifo (a fast path at scheduling points).
+  bool os_threads_ = false;      // Options::thread_model is os_threads.
+  // ThreadModel::os_threads: the OS threads of exited bubble threads, not yet joined.
+  std::vector<pthread_t> exited_os_threads_;
+  // The interposer's state of the run (Options::intercept_std), destroyed when the run ends.
+  detail::InterceptedRunState intercept_run_state_;
+  detail::WatchdogEntry watchdog_;
+  Runtime* previous_runtime_ = nullptr;
+};
+
+class ThreadHandleImpl final : public ThreadHandle {
+ public:
+  explicit ThreadHandleImpl(BThread* t) noexcept : t_(t) {}
+  ~ThreadHandleImpl() override {
+    if (t_->bubble != nullptr) {
+      t_->bubble->release_handle(t_);
+    } else {
+      delete t_;  // The run has ended; the thread has exited.
+    }
+  }
+  void join(SourceLocation where) override {
+    if (t_->bubble == nullptr) {
+      if (t_->joined) throw std::logic_error("bubble: thread \"" + t_->name + "\" joined twice");
+      t_->joined = true;
+      return;
+    }
+    t_->bubble->join(t_, where);
+  }
+  const std::string& name() const noexcept override { return t_->name; }
+
+ private:
+  BThread* t_;
+};
+
+// --- The small members of the hot path, inline in every translation unit --------------------
+
+// Called by the blocking calls (park, yield) of a thread: throws Unwind if the run is being torn
+// down. Never while another exception is in flight on this fiber (a destructor run by the
+// unwinding itself may block: it then blocks normally), and never in join() (joining a thread
+// that is being unwound is how destructors of thread owners finish). A thread that swallowed
+// Unwind (catch (...) without rethrow) gets another one at its next blocking call; one that keeps
+// swallowing it is abandoned.
+inline void Bubble::maybe_unwind(BThread* t) {
+  if (t->unwind) [[unlikely]]
+    unwind_now(t);
+}
+
+inline void Bubble::step(const WaitInfo* what) {
+  const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
+  steps_.store(s, std::memory_order_relaxed);
+  if (current_ != nullptr && what != nullptr) current_->what = *what;
+  if (s >= next_step_event_) [[unlikely]]
+    step_event(s);
+}
+
+inline void Bubble::record(std::uint32_t idx) {
+  ++schedule_.decisions;
+  if (idx == 0) {
+    ++zeros_pending_;
+    return;
+  }
+  record_pick(idx);
+}
+
+inline void Bubble::make_runnable(BThread* t) noexcept {
+  t->state = ThreadState::runnable;
+  queue_.push_back(t);
+}
+
+}  // namespace bubble::engine

@@ -1,0 +1,137 @@
+// How a bubble run fails: the failure message (what happened, when, every thread and what it
+// waits on, the replay line), a stack overflow, and the watchdog's description.
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "bubble_engine.hpp"
+#include "demangle.hpp"
+
+namespace bubble::engine {
+
+using detail::location_text;
+
+std::string Bubble::when() const {
+  return " at " + format_wall_time(WallTime{now_.time_since_epoch()}) + " (virtual time +" +
+         format_duration(now_ - start_) + ", step " +
+         std::to_string(steps_.load(std::memory_order_relaxed)) + ")";
+}
+
+std::string Bubble::replay_line() const {
+  std::string line = "replay: BUBBLE_STRATEGY=" + replay_strategy_text(strategy_, schedule_);
+  if (!options_.replay_command.empty()) line += " " + options_.replay_command;
+  return line;
+}
+
+std::vector<detail::ReportThread> Bubble::report_threads() const {
+  std::vector<detail::ReportThread> threads;
+  for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
+    threads.push_back({t->id, t->name, t, t->state == ThreadState::blocked ? &t->what : nullptr});
+  }
+  return threads;
+}
+
+std::string Bubble::thread_report() const {
+  const std::vector<detail::ReportThread> waits = report_threads();
+  const detail::ReportView view{waits, &object_names_, start_};
+  std::vector<detail::ReportedThread> threads;
+  threads.reserve(live_);
+  std::size_t index = 0;
+  for (const BThread* t = live_head_; t != nullptr; t = t->next_live, ++index) {
+    const bool blocked = t->state == ThreadState::blocked;
+    std::string details;  // Who could release it; with Options::symbolize_stacks, its stack.
+    std::string user_location;
+    std::string blocked_on;
+    std::string cases;  // A select's cases, listed after its location.
+    if (blocked) {
+      blocked_on = detail::blocked_on_text(t->what, view);
+      details = detail::blocked_detail_lines(waits[index], view);
+      for (std::size_t i = 0; i < t->what.case_count; ++i) {
+        const WaitInfo& c = t->what.cases[i];
+        cases += i == 0 ? ", cases: " : "; ";
+        cases += "[" + std::to_string(i) + "] " + detail::blocked_on_text(c, view);
+      }
+    }
+    if (blocked && t->blocked_stack) [[unlikely]] {
+      std::string stack = detail::stack_lines(*t->blocked_stack, options_.symbolize_stacks,
+                                              "      ", &user_location);
+      if (!stack.empty()) {
+        details += "    stack, innermost first (> marks the first frame of your code):\n" + stack;
+        std::string spawner;
+        (void)detail::stack_lines(*t->spawn_stack, options_.symbolize_stacks, "", &spawner);
+        if (!spawner.empty()) details += "    spawned at " + spawner + "\n";
+      }
+    }
+    threads.push_back({t->id, t->name, state_name(t->state), blocked, t->what.kind,
+                       t->what.object_id, t->what.where, std::move(blocked_on),
+                       std::move(user_location), std::move(cases), std::move(details)});
+  }
+  return detail::format_thread_report(threads);
+}
+
+void Bubble::fail(std::string message, bool deadlock) {
+  if (failed_) return;
+  failed_ = true;
+  deadlock_ = deadlock;
+  std::string text = "bubble: " + (deadlock ? std::string("deadlock: ") : std::string()) + message +
+                     when() + " in " + name_ + "\n";
+  if (deadlock) {
+    const std::vector<detail::ReportThread> threads = report_threads();
+    text += detail::cycle_lines({threads, &object_names_, start_});
+  }
+  text += thread_report();
+  text += replay_line();
+  failure_message_ = std::move(text);
+  if (trace_) trace(Trace::EventKind::failure, current_id(), trace_->note(message), 0, {});
+}
+
+void Bubble::fail_with_exception(BThread* t, std::exception_ptr e) {
+  if (failed_) return;
+  std::string what;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    what = detail::demangle(typeid(ex).name()) + ": " + ex.what();
+  } catch (...) {
+    what = "an exception not derived from std::exception";
+  }
+  std::string who = t != nullptr ? "thread #" + std::to_string(t->id) + " \"" + t->name + "\""
+                                 : std::string("a timer callback");
+  fail(who + " threw " + what, false);
+  failure_exception_ = std::move(e);
+}
+
+void stack_overflow(const Ctx& c) noexcept {
+  const auto& t = static_cast<const BThread&>(c);
+  const std::string runtime = t.bubble != nullptr ? std::string(t.bubble->name()) : "bubble";
+  std::fprintf(stderr,
+               "bubble: stack overflow in thread #%llu \"%s\" of %s: the canary at the low end "
+               "of its %zu-byte stack was overwritten (Options::stack_guard = canary; raise "
+               "Options::stack_size). Its last scheduling point was %s at %s. Aborting.\n",
+               static_cast<unsigned long long>(t.id), t.name.c_str(), runtime.c_str(), t.stack_size,
+               std::string(t.what.kind).c_str(), location_text(t.what.where).c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+std::string Bubble::describe_for_watchdog(const void* self) {
+  const auto* b = static_cast<const Bubble*>(self);
+  const BThread* t = b->current_;
+  std::string who = t != nullptr ? "thread #" + std::to_string(t->id) + " \"" + t->name + "\""
+                                 : std::string("the scheduler (a timer callback)");
+  std::string last = t != nullptr
+                         ? std::string(t->what.kind) + " at " + location_text(t->what.where)
+                         : std::string("-");
+  return "bubble: watchdog: " + who + " of " + b->name_ + " has run for more than " +
+         std::to_string(b->options_.watchdog.count()) +
+         " ms of real time without reaching a scheduling point (blocked on a std::mutex, in real "
+         "I/O, or looping?); its last scheduling point was " +
+         last + ". Aborting.";
+}
+
+}  // namespace bubble::engine

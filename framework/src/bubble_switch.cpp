@@ -1,0 +1,309 @@
+// The hot path of the bubble, in one translation unit: switching between fibers (with the
+// AddressSanitizer annotations), parking and waking threads, and the scheduling points and
+// decisions every primitive operation goes through.
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "bubble_engine.hpp"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BUBBLE_ENGINE_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define BUBBLE_ENGINE_ASAN 1
+#endif
+#ifdef BUBBLE_ENGINE_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace bubble::engine {
+
+// --- Switching ----------------------------------------------------------------------------
+
+void Bubble::switch_to(Ctx& to) {
+  Ctx* self = running_;
+  if (os_threads_) [[unlikely]] {
+    from_ = self;
+    running_ = &to;
+    // Each OS thread has its own exception state and errno; only the count the teardown reads is
+    // kept.
+    self->eh.uncaught = static_cast<unsigned int>(std::uncaught_exceptions());
+    detail::hand_over(*self->baton, *to.baton);
+    return;
+  }
+  check_canary(*self);
+  from_ = self;
+  running_ = &to;
+  self->eh = *eh_;
+  *eh_ = to.eh;
+  self->error = *errno_;
+  *errno_ = to.error;
+#ifdef BUBBLE_ENGINE_ASAN
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, to.stack_bottom, to.stack_size);
+  fiber from = std::move(to.ctx).resume();
+  const void* from_bottom = nullptr;
+  std::size_t from_size = 0;
+  __sanitizer_finish_switch_fiber(fake_stack, &from_bottom, &from_size);
+  if (from_ == &main_) {
+    main_.stack_bottom = from_bottom;
+    main_.stack_size = from_size;
+  }
+#else
+  fiber from = std::move(to.ctx).resume();
+#endif
+  arrived(std::move(from));
+}
+
+void Bubble::arrived(fiber&& from) noexcept {
+  if (from_ != nullptr) from_->ctx = std::move(from);
+}
+
+void Bubble::run_thread(BThread* t) {
+  t->state = ThreadState::running;
+  current_ = t;
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::run, t->id, {}, 0, {});
+  switch_to(*t);
+  current_ = nullptr;
+}
+
+// The current thread has blocked (or was preempted and queued): pick who runs next.
+void Bubble::leave_blocked() {
+  BThread* self = current_;
+  if (failed_ || queue_.empty() || timer_due()) {
+    current_ = nullptr;
+    switch_to(main_);
+  } else {
+    const std::size_t idx = decide(nullptr, nullptr);
+    BThread* next = queue_.take(idx);
+    if (next != self) {
+      next->state = ThreadState::running;
+      current_ = next;
+      if (tracing_) [[unlikely]]
+        trace_event(Trace::EventKind::run, next->id, {}, 0, {});
+      switch_to(*next);
+    }
+  }
+  current_ = self;
+  self->state = ThreadState::running;
+}
+
+// The first and last frames of every thread's fiber: arrives from the thread that switched to it,
+// runs the body, and leaves for whoever exit_current picks, never to be resumed.
+fiber Bubble::thread_main(BThread* t, fiber&& caller) {
+#ifdef BUBBLE_ENGINE_ASAN
+  const void* from_bottom = nullptr;
+  std::size_t from_size = 0;
+  __sanitizer_finish_switch_fiber(nullptr, &from_bottom, &from_size);
+  if (from_ == &main_) {
+    main_.stack_bottom = from_bottom;
+    main_.stack_size = from_size;
+  }
+#endif
+  arrived(std::move(caller));
+  fiber_main(t);
+  check_canary(*t);
+  Ctx* next = exit_current(t);
+  from_ = nullptr;  // This fiber is finished: nobody stores its continuation.
+  running_ = next;
+  *eh_ = next->eh;
+  *errno_ = next->error;
+#ifdef BUBBLE_ENGINE_ASAN
+  __sanitizer_start_switch_fiber(nullptr, next->stack_bottom, next->stack_size);
+#endif
+  return std::move(next->ctx);
+}
+
+// --- Parking ------------------------------------------------------------------------------
+
+void Bubble::prepare(Waiter& waiter) {
+  check_thread("prepare");
+  thread_slot(waiter) = current_;
+}
+
+ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what) {
+  check_thread("park");
+  BThread* t = current_;
+  if (t == nullptr || thread_slot(waiter) != t) [[unlikely]]
+    bad_park(t, what);
+  maybe_unwind(t);
+  if (waiter.notified()) return ParkResult::notified;
+  if (unwinding_) teardown_guard();
+  step(&what);
+  if (deadline <= now_) {
+    // Already due: a scheduling point, then the timeout (unless woken meanwhile).
+    if (failed_ || !queue_.empty() || timer_due()) {
+      t->state = ThreadState::runnable;
+      queue_.push_front(t);
+      leave_blocked();
+    }
+    maybe_unwind(t);
+    return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
+  }
+  t->state = ThreadState::blocked;
+  t->waiter = &waiter;  // t->what was set by step().
+  if (capture_stacks_) [[unlikely]]
+    detail::capture_stack(*t->blocked_stack, 1);
+  if (deadline != kNoDeadline) t->park_timer = add_timer(deadline, t, nullptr);
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::block, t->id, what.kind, what.object_id, what.where);
+  leave_blocked();
+  t->waiter = nullptr;
+  if (t->park_timer != 0) {
+    cancel_timer(t->park_timer);
+    t->park_timer = 0;
+  }
+  maybe_unwind(t);
+  return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
+}
+
+void Bubble::bad_park(const BThread* t, const WaitInfo& what) const {
+  if (t == nullptr) {
+    throw std::logic_error(std::string("bubble::Runtime::park: ") + std::string(what.kind) +
+                           " would block in a timer callback of " + name_ +
+                           "; timer callbacks must not block");
+  }
+  throw std::logic_error("bubble::Runtime::park: the waiter was not prepared by thread \"" +
+                         t->name + "\"");
+}
+
+void Bubble::unpark(Waiter& waiter) noexcept {
+  if (tl_bubble != this) [[unlikely]]
+    foreign_noexcept("unpark");
+  mark_notified(waiter);
+  auto* t = static_cast<BThread*>(thread_slot(waiter));
+  if (t == nullptr || t->state != ThreadState::blocked || t->waiter != &waiter) return;
+  if (t->park_timer != 0) {
+    cancel_timer(t->park_timer);
+    t->park_timer = 0;
+  }
+  if (tracing_) [[unlikely]]
+    trace_wake(t);
+  make_runnable(t);
+}
+
+// --- Scheduling -----------------------------------------------------------------------------
+
+// A step at which something happens: the step budget runs out, or the strategy asked to see it
+// (PCT: a change point, or the adaptive estimate passed).
+void Bubble::step_event(std::uint64_t s) {
+  if (max_steps_ != 0 && s > max_steps_ && !failed_) {
+    fail("step budget exhausted: Options::max_steps = " + std::to_string(max_steps_), false);
+  }
+  if (s >= scheduler_->next_step()) scheduler_->step_reached(s, current_);
+  update_next_step_event();
+}
+
+void Bubble::update_next_step_event() {
+  std::uint64_t next = max_steps_ != 0 && !failed_ ? max_steps_ + 1 : ~std::uint64_t{0};
+  next_step_event_ = std::min(next, scheduler_->next_step());
+}
+
+// The hot path of every primitive operation: count the step, remember the operation, and, when
+// nothing else has to happen (no tracing, no failure, no due timer, no step event, and either an
+// empty run queue or fifo, which never preempts), record the decision and return. Everything else
+// goes to schedule_point_slow, which does exactly what this function did before it had a fast path.
+void Bubble::schedule_point(const WaitInfo& what) {
+  check_thread("schedule_point");
+  BThread* t = current_;
+  if (t == nullptr) return;  // A timer callback: the scheduler is already deciding.
+  // No Unwind here: scheduling points happen in destructors (unlock), which must not throw.
+  const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
+  steps_.store(s, std::memory_order_relaxed);
+  t->what = what;
+  if (s >= next_step_event_ || tracing_ || failed_ || timer_due() || (!fifo_ && !queue_.empty()))
+      [[unlikely]] {
+    schedule_point_slow(t, what, s);
+    return;
+  }
+  // fifo never preempts: the decision (when there is one) is recorded, nothing else happens.
+  if (!queue_.empty()) record(0);
+}
+
+void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s) {
+  if (s >= next_step_event_) step_event(s);
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::op, t->id, what.kind, what.object_id, what.where);
+  if (failed_ || timer_due()) {
+    if (unwinding_) teardown_guard();
+    t->state = ThreadState::runnable;
+    queue_.push_front(t);  // Main decides among [t, queue...], as below.
+    leave_blocked();
+    return;
+  }
+  if (queue_.empty()) return;
+  if (fifo_) {
+    record(0);
+    return;
+  }
+  const std::size_t idx = decide(t, nullptr);
+  if (idx != 0) preempt(t, idx - 1);
+}
+
+// schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
+void Bubble::preempt(BThread* t, std::size_t i) {
+  BThread* next = queue_.take(i);
+  t->state = ThreadState::runnable;
+  queue_.push_back(t);
+  next->state = ThreadState::running;
+  current_ = next;
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::run, next->id, {}, 0, {});
+  switch_to(*next);
+  current_ = t;
+  t->state = ThreadState::running;
+}
+
+void Bubble::yield(SourceLocation where) {
+  check_thread("yield");
+  BThread* t = current_;
+  if (t == nullptr) return;
+  // A thread that yields during the teardown is unwound: it would otherwise keep the teardown
+  // from ever finding every thread blocked (a spin loop outliving the failure).
+  if (unwinding_) t->unwind = true;
+  maybe_unwind(t);
+  const WaitInfo what{"yield", 0, where};
+  step(&what);
+  trace(Trace::EventKind::op, t->id, what.kind, 0, where);
+  if (queue_.empty() && !timer_due() && !failed_) return;
+  if (unwinding_) teardown_guard();
+  t->state = ThreadState::runnable;
+  queue_.push_back(t);
+  leave_blocked();
+  maybe_unwind(t);
+}
+
+// Candidates: `first` (if any), the run queue in order, `last` (if any). Returns an index into
+// the run queue when first is null, else an index into the whole list.
+std::size_t Bubble::decide(BThread* first, BThread* last) {
+  const Candidates candidates(first, queue_, last);
+  if (candidates.size() <= 1 || unwinding_) return 0;
+  const std::uint32_t idx = scheduler_->pick_thread(candidates);
+  record(idx);
+  return idx;
+}
+
+std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
+  check_thread("choose");
+  if (n <= 1 || unwinding_) return 0;
+  const std::uint32_t idx = scheduler_->pick_other(n);
+  record(idx);
+  return idx;
+}
+
+void Bubble::record_pick(std::uint32_t idx) {
+  if (zeros_pending_ != 0) {
+    schedule_.picks.insert(schedule_.picks.end(), zeros_pending_, 0);
+    zeros_pending_ = 0;
+  }
+  schedule_.picks.push_back(idx);
+}
+
+}  // namespace bubble::engine

@@ -1,0 +1,335 @@
+// The life of a bubble thread: spawn, the body, exit, join and the handle; and the teardown of a
+// failed run, which unwinds the threads that are left.
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <bubble/detail/intercept.hpp>
+#include <bubble/trace.hpp>
+
+#include "bubble_engine.hpp"
+#include "bubble_random.hpp"
+
+namespace bubble::engine {
+
+// While a failed run is torn down, an Unwind that reaches a noexcept function (a destructor blocked
+// on something no thread can signal any more) terminates the process: say why, and show the
+// failure that started the teardown, before the previous handler runs.
+constinit thread_local const std::string* tl_teardown_message = nullptr;
+namespace {
+std::terminate_handler g_previous_terminate = nullptr;
+
+}  // namespace
+
+const std::string* teardown_message_of_this_thread() noexcept {
+  if (tl_teardown_message != nullptr) return tl_teardown_message;
+  return tl_bubble != nullptr ? tl_bubble->teardown_message() : nullptr;
+}
+
+[[noreturn]] void teardown_terminate() {
+  if (const std::string* message = teardown_message_of_this_thread(); message != nullptr) {
+    std::fprintf(
+        stderr,
+        "bubble: std::terminate was called while unwinding the threads of a failed run "
+        "(bubble::Unwind probably reached a noexcept function: a destructor blocked on something "
+        "no thread can signal). "
+        "The run had failed with:\n%s\n",
+        message->c_str());
+    std::fflush(stderr);
+  }
+  if (g_previous_terminate != nullptr) g_previous_terminate();
+  std::abort();
+}
+
+// The teardown of a failed run (docs/ARCHITECTURE.md, "Teardown"). Threads go on running
+// normally — a wake-up is a wake-up, a join returns when its thread has exited — but time stops.
+// Whenever no thread can run, one blocked thread is woken to be unwound: its park throws Unwind.
+// Its unwinding may wake others normally (a worker's exit wakes the pool's shutdown), which then
+// run on until they block again.
+void Bubble::begin_unwind() {
+  unwinding_ = true;
+  steps_since_resume_ = 0;
+  set_teardown_message(&failure_message_);
+  std::terminate_handler previous = std::set_terminate(&teardown_terminate);
+  if (previous != &teardown_terminate) g_previous_terminate = previous;
+}
+
+// Wakes the youngest blocked thread that can be unwound, so that its park throws Unwind; returns
+// false if there is none. The youngest first, because a thread's objects are usually created
+// before the threads that use them (a pool, a channel or a wait group before its workers): the
+// youngest thread is the one whose stack others are least likely to be parked on, and it unlinks
+// itself from what it waits on while that still exists. Never a thread parked in join (its target
+// is unwound first and its exit ends the join normally), nor one blocked in a destructor that an
+// exception is running (throwing there would terminate), nor one already woken to unwind.
+bool Bubble::resume_one_for_unwinding() {
+  for (BThread* t = live_tail_; t != nullptr; t = t->prev_live) {
+    if (t->state != ThreadState::blocked || t->in_join || t->unwind_resumed ||
+        t->eh.uncaught != 0) {
+      continue;
+    }
+    t->unwind = true;
+    t->unwind_resumed = true;
+    if (t->park_timer != 0) {
+      cancel_timer(t->park_timer);
+      t->park_timer = 0;
+    }
+    make_runnable(t);
+    steps_since_resume_ = 0;
+    return true;
+  }
+  return false;
+}
+
+// The teardown has run for kTeardownPatience steps without every thread blocking (threads that
+// keep waking each other): every thread's next blocking call throws Unwind.
+void Bubble::unwind_everyone() noexcept {
+  unwind_all_ = true;
+  for (BThread* t = live_head_; t != nullptr; t = t->next_live) t->unwind = true;
+}
+
+void Bubble::teardown_guard() {
+  if (++teardown_steps_ > kMaxTeardownSteps) abandon_current();
+  if (++steps_since_resume_ == kTeardownPatience) unwind_everyone();
+}
+
+void Bubble::unwind_now(BThread* t) {
+  if (t->in_join || std::uncaught_exceptions() != 0) return;
+  if (++t->unwinds_thrown > kMaxUnwinds) abandon_current();
+  throw Unwind{};
+}
+
+void Bubble::abandon_current() {
+  BThread* t = current_;
+  t->state = ThreadState::blocked;
+  t->waiter = nullptr;
+  t->what = WaitInfo{"(abandoned: it kept running while its run was torn down)", 0, t->what.where};
+  current_ = nullptr;
+  switch_to(main_);
+  std::abort();  // Never resumed.
+}
+
+void Bubble::fiber_main(BThread* t) {
+  if (!t->unwind) {
+    try {
+      t->body();
+    } catch (const Unwind&) {
+      // Torn down: the stack is unwound.
+    } catch (...) {
+      fail_with_exception(t, std::current_exception());
+    }
+  }
+  try {
+    t->body = nullptr;
+  } catch (const Unwind&) {
+  } catch (...) {
+    fail_with_exception(t, std::current_exception());
+  }
+}
+
+Ctx* Bubble::exit_current(BThread* t) {
+  t->state = ThreadState::exited;
+  trace(Trace::EventKind::exit, t->id, {}, 0, {});
+  step(nullptr);
+  while (Waiter* w = t->joiners.pop_front()) unpark(*w);
+  // Unlink from the live list.
+  if (t->prev_live != nullptr) {
+    t->prev_live->next_live = t->next_live;
+  } else {
+    live_head_ = t->next_live;
+  }
+  if (t->next_live != nullptr) {
+    t->next_live->prev_live = t->prev_live;
+  } else {
+    live_tail_ = t->prev_live;
+  }
+  --live_;
+  Ctx* next = &main_;
+  current_ = nullptr;
+  if (!failed_ && !queue_.empty() && !timer_due()) {
+    BThread* n = queue_.take(decide(nullptr, nullptr));
+    n->state = ThreadState::running;
+    current_ = n;
+    if (tracing_) [[unlikely]]
+      trace_event(Trace::EventKind::run, n->id, {}, 0, {});
+    next = n;
+  }
+  if (t->has_handle) {
+    // Keep the record for its handle, in the list of exited threads.
+    t->prev_live = nullptr;
+    t->next_live = dead_head_;
+    if (dead_head_ != nullptr) dead_head_->prev_live = t;
+    dead_head_ = t;
+  } else {
+    destroy_record(t);
+  }
+  return next;
+}
+
+void Bubble::destroy_record(BThread* t) noexcept {
+  delete t;
+}
+
+// ThreadModel::fibers: gives `t` its fiber, on a pooled stack. If that throws, deletes `t`.
+void Bubble::start_fiber(BThread* t) {
+  boost::context::stack_context sctx;
+  const bool guarded = options_.stack_guard == StackGuard::page;
+  detail::PooledStack alloc(options_.stack_size, guarded, &sctx);
+  try {
+    t->ctx = fiber(std::allocator_arg, alloc,
+                   [this, t](fiber&& caller) { return thread_main(t, std::move(caller)); });
+  } catch (...) {
+    delete t;
+    throw;
+  }
+  // The stack's bounds, for AddressSanitizer's switch annotations (Boost keeps its control
+  // record at the top of the same allocation).
+  t->stack_size = sctx.size;
+  t->stack_bottom = static_cast<const char*>(sctx.sp) - sctx.size;
+  if (!guarded) t->canary = static_cast<const std::uint64_t*>(t->stack_bottom);
+}
+
+// ThreadModel::os_threads: the OS thread of bubble thread `record`. It waits for its first turn,
+// runs the thread's body as a fiber would, and hands the run on when the body is done; then its
+// thread_local destructors run, outside the bubble, before the bubble joins it.
+void* Bubble::os_thread_main(void* record) {
+  auto* t = static_cast<BThread*>(record);
+  t->baton->wait();
+  t->bubble->enter_os_thread(t);
+  return nullptr;
+}
+
+void Bubble::enter_os_thread(BThread* t) {
+  tl_bubble = this;
+  detail::set_current_runtime(this);
+  detail::tl_tracing = tracing_;
+  if (options_.intercept_std) detail::tl_intercepting_runtime = this;
+  const pthread_t self = t->os_thread;
+  fiber_main(t);
+  Ctx* next = exit_current(t);  // May delete t.
+  from_ = nullptr;
+  running_ = next;
+  exited_os_threads_.push_back(self);  // Reserved at spawn: does not allocate.
+  detail::tl_intercepting_runtime = nullptr;
+  detail::tl_tracing = false;
+  detail::set_current_runtime(nullptr);
+  tl_bubble = nullptr;
+  next->baton->post();
+}
+
+void Bubble::join_exited_os_threads() noexcept {
+  for (const pthread_t thread : exited_os_threads_) detail::join_os_thread(thread);
+  exited_os_threads_.clear();
+}
+
+std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<void()> body,
+                                               SourceLocation where) {
+  check_thread("spawn");
+  if (!body) throw std::invalid_argument("bubble::Runtime::spawn: empty body for \"" + name + "\"");
+  queue_.reserve(live_ + 1);  // Pushing the new thread (unpark, noexcept) never allocates.
+  auto* t = new BThread;
+  t->bubble = this;
+  t->id = ++thread_ids_;
+  t->name = std::move(name);
+  t->body = std::move(body);
+  t->spawned_at = where;
+  t->what = WaitInfo{"spawned", 0, where};
+  if (capture_stacks_) [[unlikely]] {
+    t->blocked_stack = std::make_unique<detail::CapturedStack>();
+    t->spawn_stack = std::make_unique<detail::CapturedStack>();
+    detail::capture_stack(*t->spawn_stack, 1);
+  }
+  t->unwind = unwind_all_;  // A thread spawned during the teardown runs normally, as the others.
+  if (current_ != nullptr) {
+    t->random_key = detail::derive_random_key(current_->random_key, ++current_->children);
+  } else {  // The root, or a thread spawned by a timer callback.
+    t->random_key = detail::derive_random_key(random_key_, ++callback_children_);
+  }
+  scheduler_->spawned(*t);
+  if (os_threads_) {
+    try {
+      // Room for every thread that may exit before the next join: enter_os_thread pushes
+      // without allocating.
+      if (exited_os_threads_.capacity() < thread_ids_) exited_os_threads_.reserve(2 * thread_ids_);
+      t->baton = std::make_unique<detail::Baton>();
+      t->os_thread = detail::start_os_thread(options_.stack_size, &Bubble::os_thread_main, t);
+    } catch (...) {
+      delete t;
+      throw;
+    }
+  } else {
+    start_fiber(t);
+  }
+  // Link into the live list.
+  t->prev_live = live_tail_;
+  if (live_tail_ != nullptr) {
+    live_tail_->next_live = t;
+  } else {
+    live_head_ = t;
+  }
+  live_tail_ = t;
+  ++live_;
+  if (trace_) {
+    trace_->add_thread(t->id, t->name);
+    trace(Trace::EventKind::spawn, current_id(), trace_->note(t->name), t->id, where);
+  }
+  t->state = ThreadState::runnable;
+  queue_.push_back(t);
+  auto handle = std::make_unique<ThreadHandleImpl>(t);
+  // Spawning is a scheduling point of the spawning thread.
+  if (current_ != nullptr) schedule_point(WaitInfo{"spawn", t->id, where});
+  return handle;
+}
+
+void Bubble::join(BThread* t, SourceLocation where) {
+  check_thread("join");
+  if (t->joined) throw std::logic_error("bubble: thread \"" + t->name + "\" joined twice");
+  if (t == current_) {
+    throw std::logic_error("bubble: thread \"" + t->name + "\" cannot join itself");
+  }
+  t->joined = true;
+  const WaitInfo what{"Thread::join", t->id, where};
+  if (current_ == nullptr) {
+    if (t->state == ThreadState::exited) return;
+    throw std::logic_error("bubble: Thread::join of \"" + t->name +
+                           "\" would block in a timer callback of " + name_);
+  }
+  if (t->state == ThreadState::exited) {
+    schedule_point(what);
+    return;
+  }
+  Waiter w;
+  prepare(w);
+  t->joiners.push_back(w);
+  BThread* self = current_;
+  self->in_join = true;
+  try {
+    // Only t's exit unparks w; the loop makes that a fact rather than an assumption.
+    while (t->state != ThreadState::exited) park(w, kNoDeadline, what);
+  } catch (...) {
+    self->in_join = false;
+    if (w.queued()) t->joiners.remove(w);
+    throw;
+  }
+  self->in_join = false;
+  if (w.queued()) t->joiners.remove(w);
+}
+
+void Bubble::release_handle(BThread* t) noexcept {
+  t->has_handle = false;
+  if (t->state != ThreadState::exited) return;  // Detached: freed when it exits.
+  if (t->prev_live != nullptr) {
+    t->prev_live->next_live = t->next_live;
+  } else {
+    dead_head_ = t->next_live;
+  }
+  if (t->next_live != nullptr) t->next_live->prev_live = t->prev_live;
+  destroy_record(t);
+}
+
+}  // namespace bubble::engine

@@ -1,0 +1,89 @@
+// The bubble's timer heap (framework/src/bubble_timer_heap.hpp), on its own: a 4-ary min-heap
+// that yields timers by deadline, and timers with the same deadline in creation order.
+
+#include "bubble_timer_heap.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+using bubble::engine::TimerEntry;
+using bubble::engine::TimerHeap;
+
+bubble::TimePoint at(std::int64_t ns) {
+  return bubble::TimePoint{std::chrono::nanoseconds{ns}};
+}
+
+TimerEntry entry(std::int64_t ns, std::uint64_t seq, std::uint32_t slot) {
+  return TimerEntry{at(ns), (seq << TimerEntry::kSlotBits) | slot};
+}
+
+TEST(TimerEntry, KeyHoldsTheSequenceAndTheSlot) {
+  const TimerEntry e = entry(5, 123456, 0xabcdef);
+  EXPECT_EQ(e.seq(), 123456u);
+  EXPECT_EQ(e.slot(), 0xabcdefu);
+}
+
+TEST(TimerHeap, PopsByDeadlineThenCreation) {
+  TimerHeap h;
+  EXPECT_TRUE(h.empty());
+  h.push(entry(30, 1, 0));
+  h.push(entry(10, 2, 1));
+  h.push(entry(30, 3, 2));
+  h.push(entry(10, 4, 3));
+  h.push(entry(20, 5, 4));
+  std::vector<std::uint64_t> order;
+  while (!h.empty()) {
+    order.push_back(h.top().seq());
+    h.pop();
+  }
+  EXPECT_EQ(order, (std::vector<std::uint64_t>{2, 4, 5, 1, 3}));
+}
+
+// Property: whatever the order of pushes and interleaved pops, every pop yields the least
+// remaining (deadline, key), as a sorted reference list does.
+TEST(TimerHeap, MatchesASortedListUnderRandomOperations) {
+  for (unsigned seed = 0; seed < 50; ++seed) {
+    std::mt19937_64 gen(seed);
+    TimerHeap h;
+    std::vector<TimerEntry> model;
+    auto less = [](const TimerEntry& a, const TimerEntry& b) {
+      return a.deadline != b.deadline ? a.deadline < b.deadline : a.key < b.key;
+    };
+    std::uint64_t seq = 0;
+    for (int op = 0; op < 3000; ++op) {
+      if (gen() % 3 != 0 || model.empty()) {
+        // Few distinct deadlines, so that ties (resolved by creation) are common.
+        const TimerEntry e = entry(static_cast<std::int64_t>(gen() % 50), ++seq,
+                                   static_cast<std::uint32_t>(gen() % 1000));
+        h.push(e);
+        model.push_back(e);
+      } else {
+        const auto least = std::min_element(model.begin(), model.end(), less);
+        ASSERT_EQ(h.top().key, least->key) << "seed " << seed << ", op " << op;
+        ASSERT_EQ(h.top().deadline, least->deadline);
+        h.pop();
+        model.erase(least);
+      }
+      ASSERT_EQ(h.size(), model.size());
+    }
+  }
+}
+
+TEST(TimerHeap, ClearEmptiesIt) {
+  TimerHeap h;
+  h.push(entry(1, 1, 1));
+  h.push(entry(2, 2, 2));
+  h.clear();
+  EXPECT_TRUE(h.empty());
+  h.push(entry(3, 3, 3));
+  EXPECT_EQ(h.top().seq(), 3u);
+}
+
+}  // namespace
