@@ -13,9 +13,9 @@
 #include <bubble/bubble.hpp>
 
 #include "components/bounded_queue.hpp"
-#include "components/eager_queue.hpp"
 #include "components/timer_service.hpp"
 #include "intercepted_run.hpp"
+#include "lost_wakeup_program.hpp"
 
 namespace {
 
@@ -104,21 +104,6 @@ TEST(InterposeComponents, IntervalLimiterLetsOneCallerThroughPerInterval) {
     through.push_back(steady_clock::now() - t0);
   });
   EXPECT_EQ(through, (std::vector<nanoseconds>{0ms, 200ms, 400ms, 1400ms}));
-}
-
-// Two consumers each take one item; a producer pushes two, yielding between the pushes. The
-// EagerQueue notifies only on empty -> non-empty: when the second push comes before the first
-// woken consumer has run, the second consumer is never woken, and the run ends in a deadlock.
-void two_consumers_two_items() {
-  components::EagerQueue<int> queue;
-  std::thread c1([&] { queue.pop(); });
-  std::thread c2([&] { queue.pop(); });
-  std::this_thread::sleep_for(1ms);  // both consumers are waiting
-  queue.push(1);
-  std::this_thread::yield();
-  queue.push(2);
-  c1.join();
-  c2.join();
 }
 
 TEST(InterposeComponents, EagerQueuesLostWakeupIsFoundByExplorationAndReplaysIdentically) {

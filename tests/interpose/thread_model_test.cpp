@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "components/eager_queue.hpp"
 #include "intercepted_run.hpp"
+#include "lost_wakeup_program.hpp"
 
 namespace {
 
@@ -96,20 +96,6 @@ TEST(InterposeThreadModel, StdConditionVariableWakesAtTheNotifiersVirtualInstant
       os_threads());
   EXPECT_EQ(woke_after, 1h);
   EXPECT_EQ(r.elapsed, 1h);
-}
-
-// The lost-wakeup program of the components test (two consumers, two items, a queue that
-// notifies only on empty -> non-empty).
-void two_consumers_two_items() {
-  components::EagerQueue<int> queue;
-  std::thread c1([&] { queue.pop(); });
-  std::thread c2([&] { queue.pop(); });
-  std::this_thread::sleep_for(1ms);
-  queue.push(1);
-  std::this_thread::yield();
-  queue.push(2);
-  c1.join();
-  c2.join();
 }
 
 // What a run of `body` under `options` shows: its schedule's picks and its failure message ("" if

@@ -4,7 +4,8 @@
 // primitive whose waits take a context, on the system runtime (one waiting thread, which counts
 // its own allocations, and the test's thread, which cancels once the waiter is queued).
 //
-// A program of its own, because it replaces the global operator new to count allocations.
+// A program of its own, because counting_new.cpp replaces the global operator new to count
+// allocations.
 
 #include <bubble/channel.hpp>
 #include <bubble/cond_var.hpp>
@@ -17,44 +18,20 @@
 
 #include <gtest/gtest.h>
 
+#include "counting_new.hpp"
+
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
-#include <new>
 #include <system_error>
 #include <thread>
 #include <vector>
 
 namespace {
-thread_local bool tl_counting = false;
-thread_local std::size_t tl_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (tl_counting) ++tl_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return ::operator new(size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-
-namespace {
 
 using bubble::CancelFunc;
 using bubble::Context;
+using bubble::test::allocations_of;
+using bubble::test::AllocationScope;
 
 struct Outcome {
   std::size_t allocations = ~std::size_t{0};
@@ -73,11 +50,10 @@ Outcome cancelled_wait(Wait wait, Queued queued) {
   std::thread waiter([&] {
     for (int round = 0; round < 2; ++round) {
       const Context& ctx = contexts[round].first;
-      tl_allocations = 0;
-      tl_counting = round == 1;
-      const std::error_code ec = wait(ctx);
-      tl_counting = false;
-      if (round == 1) out = {tl_allocations, ec};
+      std::error_code ec;
+      const std::size_t allocations =
+          allocations_of(AllocationScope::this_thread, [&] { ec = wait(ctx); });
+      if (round == 1) out = {allocations, ec};
       rounds_done.store(round + 1, std::memory_order_release);
     }
   });
