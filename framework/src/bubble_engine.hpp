@@ -34,6 +34,7 @@
 #include <boost/context/fiber.hpp>
 
 #include <bubble/detail/intercept.hpp>
+#include <bubble/detail/intrusive_list.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/random.hpp>
 
@@ -126,10 +127,11 @@ struct BThread : Ctx {
   int unwinds_thrown = 0;
   bool has_handle = true;  // A ThreadHandle refers to this record.
   bool joined = false;
-  std::uint64_t priority = 0;    // PCT priority (higher runs first).
-  detail::WaitQueue joiners;     // Threads blocked in join().
-  BThread* prev_live = nullptr;  // The list of threads that have not exited, in creation order.
-  BThread* next_live = nullptr;
+  std::uint64_t priority = 0;  // PCT priority (higher runs first).
+  detail::WaitQueue joiners;   // Threads blocked in join().
+  // On the bubble's list of threads that have not exited (in creation order), then, if a handle
+  // still refers to it, on its list of exited threads.
+  detail::ListHook<BThread> list_hook;
   // bubble::random(): the key of this thread's stream (from its parent's key and its number among
   // the parent's children), how many threads it has spawned, and the stream, made on first use.
   std::uint64_t random_key = 0;
@@ -337,9 +339,9 @@ class Bubble final : public Runtime {
   Ctx* running_ = &main_;
   Ctx* from_ = nullptr;         // The context that switched to the one now running (null: exited).
   BThread* current_ = nullptr;  // The running bubble thread; nullptr on main.
-  BThread* live_head_ = nullptr;
-  BThread* live_tail_ = nullptr;
-  BThread* dead_head_ = nullptr;  // Exited threads whose handles still exist.
+  using ThreadList = detail::IntrusiveList<BThread, &BThread::list_hook>;
+  ThreadList live_threads_;  // Threads that have not exited, in creation order.
+  ThreadList dead_threads_;  // Exited threads whose handles still exist.
   std::size_t live_ = 0;
   std::uint64_t thread_ids_ = 0;
   std::uint64_t object_ids_ = 0;

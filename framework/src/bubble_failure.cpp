@@ -30,7 +30,8 @@ std::string Bubble::replay_line() const {
 
 std::vector<detail::ReportThread> Bubble::report_threads() const {
   std::vector<detail::ReportThread> threads;
-  for (const BThread* t = live_head_; t != nullptr; t = t->next_live) {
+  for (const BThread& thread : live_threads_) {
+    const BThread* t = &thread;
     threads.push_back({t->id, t->name, t, t->state == ThreadState::blocked ? &t->what : nullptr});
   }
   return threads;
@@ -42,7 +43,7 @@ std::string Bubble::thread_report() const {
   std::vector<detail::ReportedThread> threads;
   threads.reserve(live_);
   std::size_t index = 0;
-  for (const BThread* t = live_head_; t != nullptr; t = t->next_live, ++index) {
+  for (const BThread* t = live_threads_.front(); t != nullptr; t = ThreadList::next(*t), ++index) {
     const bool blocked = t->state == ThreadState::blocked;
     std::string details;  // Who could release it; with Options::symbolize_stacks, its stack.
     std::string user_location;

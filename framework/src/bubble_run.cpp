@@ -171,8 +171,7 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   }
   handle.reset();
   // Records of exited threads whose handles outlive the run no longer refer to the bubble.
-  for (BThread* t = dead_head_; t != nullptr; t = t->next_live) t->bubble = nullptr;
-  dead_head_ = nullptr;
+  while (BThread* t = dead_threads_.pop_front()) t->bubble = nullptr;
 
   if (failed_) {
     schedule_.picks.shrink_to_fit();
@@ -223,8 +222,7 @@ void Bubble::scheduler_loop() {
       // Threads blocked where they cannot be unwound (in join, or in a destructor run by an
       // exception) and that nothing can wake: abandon them (their stacks and what they own leak;
       // the failure message says so).
-      for (BThread* t = live_head_; t != nullptr;) {
-        BThread* next = t->next_live;
+      while (BThread* t = live_threads_.pop_front()) {
         if (os_threads_) {
           // Its OS thread waits at its baton forever: leak the baton, let the thread go.
           static_cast<void>(t->baton.release());
@@ -236,9 +234,7 @@ void Bubble::scheduler_loop() {
         t->bubble = nullptr;  // A handle may still delete the record; nothing else will.
         ++abandoned_;
         --live_;
-        t = next;
       }
-      live_head_ = live_tail_ = nullptr;
       // The note goes before the replay line, which stays last.
       failure_message_.insert(failure_message_.rfind('\n') + 1,
                               "(" + std::to_string(abandoned_) +

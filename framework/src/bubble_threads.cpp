@@ -68,7 +68,7 @@ void Bubble::begin_unwind() {
 // is unwound first and its exit ends the join normally), nor one blocked in a destructor that an
 // exception is running (throwing there would terminate), nor one already woken to unwind.
 bool Bubble::resume_one_for_unwinding() {
-  for (BThread* t = live_tail_; t != nullptr; t = t->prev_live) {
+  for (BThread* t = live_threads_.back(); t != nullptr; t = ThreadList::prev(*t)) {
     if (t->state != ThreadState::blocked || t->in_join || t->unwind_resumed ||
         t->eh.uncaught != 0) {
       continue;
@@ -90,7 +90,7 @@ bool Bubble::resume_one_for_unwinding() {
 // keep waking each other): every thread's next blocking call throws Unwind.
 void Bubble::unwind_everyone() noexcept {
   unwind_all_ = true;
-  for (BThread* t = live_head_; t != nullptr; t = t->next_live) t->unwind = true;
+  for (BThread& t : live_threads_) t.unwind = true;
 }
 
 void Bubble::teardown_guard() {
@@ -137,17 +137,7 @@ Ctx* Bubble::exit_current(BThread* t) {
   trace(Trace::EventKind::exit, t->id, {}, 0, {});
   step(nullptr);
   while (Waiter* w = t->joiners.pop_front()) unpark(*w);
-  // Unlink from the live list.
-  if (t->prev_live != nullptr) {
-    t->prev_live->next_live = t->next_live;
-  } else {
-    live_head_ = t->next_live;
-  }
-  if (t->next_live != nullptr) {
-    t->next_live->prev_live = t->prev_live;
-  } else {
-    live_tail_ = t->prev_live;
-  }
+  live_threads_.remove(*t);
   --live_;
   Ctx* next = &main_;
   current_ = nullptr;
@@ -160,11 +150,7 @@ Ctx* Bubble::exit_current(BThread* t) {
     next = n;
   }
   if (t->has_handle) {
-    // Keep the record for its handle, in the list of exited threads.
-    t->prev_live = nullptr;
-    t->next_live = dead_head_;
-    if (dead_head_ != nullptr) dead_head_->prev_live = t;
-    dead_head_ = t;
+    dead_threads_.push_front(*t);  // Kept for its handle.
   } else {
     destroy_record(t);
   }
@@ -265,14 +251,7 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
   } else {
     start_fiber(t);
   }
-  // Link into the live list.
-  t->prev_live = live_tail_;
-  if (live_tail_ != nullptr) {
-    live_tail_->next_live = t;
-  } else {
-    live_head_ = t;
-  }
-  live_tail_ = t;
+  live_threads_.push_back(*t);
   ++live_;
   if (trace_) {
     trace_->add_thread(t->id, t->name);
@@ -323,12 +302,7 @@ void Bubble::join(BThread* t, SourceLocation where) {
 void Bubble::release_handle(BThread* t) noexcept {
   t->has_handle = false;
   if (t->state != ThreadState::exited) return;  // Detached: freed when it exits.
-  if (t->prev_live != nullptr) {
-    t->prev_live->next_live = t->next_live;
-  } else {
-    dead_head_ = t->next_live;
-  }
-  if (t->next_live != nullptr) t->next_live->prev_live = t->prev_live;
+  dead_threads_.remove(*t);
   destroy_record(t);
 }
 

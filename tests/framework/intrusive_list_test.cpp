@@ -103,6 +103,31 @@ TEST(IntrusiveList, RemovesFromTheFrontTheMiddleAndTheBack) {
   EXPECT_EQ(list.pop_front(), &b);
 }
 
+// Walks the list from the back through prev(), the way the teardown picks the youngest thread.
+template <class List>
+std::vector<int> values_backwards(const List& list) {
+  std::vector<int> out;
+  for (const Item* e = list.back(); e != nullptr; e = List::prev(*e)) out.push_back(e->value);
+  return out;
+}
+
+TEST(IntrusiveList, BackAndPrevWalkFromTheLastElementToTheFirst) {
+  Item a(1), b(2), c(3);
+  FirstList list;
+  EXPECT_EQ(list.back(), nullptr);
+  for (Item* e : {&a, &b, &c}) list.push_back(*e);
+  EXPECT_EQ(values_backwards(list), (std::vector<int>{3, 2, 1}));
+  list.remove(c);  // The back moves to b.
+  EXPECT_EQ(list.back(), &b);
+  list.push_front(c);
+  EXPECT_EQ(values_backwards(list), (std::vector<int>{2, 1, 3}));
+  list.remove(a);  // prev links skip the removed element.
+  EXPECT_EQ(values_backwards(list), (std::vector<int>{2, 3}));
+  while (list.pop_front() != nullptr) {
+  }
+  EXPECT_EQ(list.back(), nullptr);
+}
+
 TEST(IntrusiveList, ContainsSaysWhichListHoldsTheElement) {
   Item a(1);
   FirstList one;

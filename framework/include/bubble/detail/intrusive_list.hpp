@@ -27,8 +27,9 @@ class ListHook;
 // - Not thread-safe: the list's owner guards it (and its elements' hooks) with its own lock.
 // - Neither copyable nor movable: every linked hook knows its list's address.
 //
-// Iteration (begin/end, or front and next) visits the elements from front to back. Removing the
-// element an iterator points at invalidates that iterator only; take the next one first.
+// Iteration (begin/end, or front and next) visits the elements from front to back; back and prev
+// visit them from back to front. Removing the element an iterator points at invalidates that
+// iterator only; take the next one first.
 template <class T, ListHook<T> T::*Hook>
 class IntrusiveList {
  public:
@@ -41,8 +42,12 @@ class IntrusiveList {
   std::size_t size() const noexcept { return size_; }
   // The first element, or nullptr when the list is empty.
   T* front() const noexcept { return head_; }
+  // The last element, or nullptr when the list is empty.
+  T* back() const noexcept { return tail_; }
   // The element after `e` (which must be on this list), or nullptr if `e` is the last.
   static T* next(const T& e) noexcept { return (e.*Hook).next_; }
+  // The element before `e` (which must be on this list), or nullptr if `e` is the first.
+  static T* prev(const T& e) noexcept { return (e.*Hook).prev_; }
   // True if `e` is on this list.
   bool contains(const T& e) const noexcept { return (e.*Hook).list_ == this; }
 
