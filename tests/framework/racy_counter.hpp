@@ -3,8 +3,11 @@
 #include <bubble/runtime.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
-// The lost-update program the testing glue's tests explore and shrink schedules of.
+// The programs the testing glue's tests explore and shrink schedules of: a lost update, and an
+// interleaving of three threads.
 namespace bubble::test_programs {
 
 // Two threads increment a shared counter with a read, a scheduling point, and a write: an update
@@ -22,6 +25,23 @@ inline int racy_counter(Runtime& rt) {
   a->join();
   b->join();
   return x;
+}
+
+// Three threads that each take five steps; the order in which the steps happen depends on the
+// schedule. Returns the order as a string of thread letters.
+inline std::string interleave(Runtime& rt) {
+  std::string order;
+  std::vector<std::unique_ptr<ThreadHandle>> threads;
+  for (char name : {'a', 'b', 'c'}) {
+    threads.push_back(rt.spawn(std::string(1, name), [&rt, &order, name] {
+      for (int i = 0; i < 5; ++i) {
+        order += name;
+        rt.schedule_point({"step", 0, SourceLocation::current()});
+      }
+    }));
+  }
+  for (auto& t : threads) t->join();
+  return order;
 }
 
 }  // namespace bubble::test_programs

@@ -174,22 +174,7 @@ TEST(TestingGtestShards, FromGtestRunsEveryTestOnItsShareOfTheSchedules) {
 
 // --- explore(): exploration ---------------------------------------------------------------------
 
-// Three threads that each take five steps; the order in which the steps happen depends on the
-// schedule. Returns the order as a string of thread letters.
-std::string interleave(Runtime& rt) {
-  std::string order;
-  std::vector<std::unique_ptr<ThreadHandle>> threads;
-  for (char name : {'a', 'b', 'c'}) {
-    threads.push_back(rt.spawn(std::string(1, name), [&rt, &order, name] {
-      for (int i = 0; i < 5; ++i) {
-        order += name;
-        rt.schedule_point({"step", 0, SourceLocation::current()});
-      }
-    }));
-  }
-  for (auto& t : threads) t->join();
-  return order;
-}
+using test_programs::interleave;  // The interleaving program (racy_counter.hpp).
 
 TEST(TestingExplore, RunsEveryScheduleOfThePlanWithItsOwnStrategy) {
   const std::uint64_t n = 40;
@@ -609,113 +594,6 @@ TEST(TestingExplore, SuccessReportsNothing) {
   EXPECT_FALSE(c.outcome.failed);
   EXPECT_EQ(c.outcome.runs, 1u);
   EXPECT_TRUE(c.messages.empty());
-}
-
-// --- run_test(): the environment as BUBBLE_TEST reads it ---------------------------------------
-
-EnvLookup lookup(std::map<std::string, std::string> env) {
-  return [env = std::move(env)](std::string_view name) -> std::optional<std::string> {
-    const auto it = env.find(std::string(name));
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
-struct RunTestResult {
-  ExploreOutcome outcome;
-  int bodies = 0;
-  std::vector<::testing::TestPartResult> parts;
-};
-
-// run_test() with a fake environment, its GoogleTest results captured.
-RunTestResult run_test_with(std::map<std::string, std::string> env,
-                            const std::function<void(Runtime&)>& body) {
-  RunTestResult r;
-  ::testing::TestPartResultArray parts;
-  {
-    ::testing::ScopedFakeTestPartResultReporter capture(
-        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
-    r.outcome = run_test(
-        [&](Runtime& rt) {
-          ++r.bodies;
-          body(rt);
-        },
-        lookup(std::move(env)));
-  }
-  for (int i = 0; i < parts.size(); ++i) r.parts.push_back(parts.GetTestPartResult(i));
-  return r;
-}
-
-TEST(TestingRunTest, WithoutVariablesRunsTheBodyOnce) {
-  const RunTestResult r = run_test_with({}, [](Runtime& rt) { EXPECT_TRUE(rt.controlled()); });
-  EXPECT_EQ(r.bodies, 1);
-  EXPECT_EQ(r.outcome.runs, 1u);
-  EXPECT_TRUE(r.parts.empty());
-}
-
-TEST(TestingRunTest, SchedulesVariableRunsTheBodyThatManyTimes) {
-  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "7"}, {"BUBBLE_SEED", "3"}},
-                                        [](Runtime& rt) { (void)interleave(rt); });
-  EXPECT_EQ(r.bodies, 7);
-  EXPECT_EQ(r.outcome.runs, 7u);
-  EXPECT_FALSE(r.outcome.failed);
-  EXPECT_TRUE(r.parts.empty());
-}
-
-TEST(TestingRunTest, ScheduleShardRunsItsShareOnly) {
-  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "10"},
-                                         {"BUBBLE_SCHEDULE_SHARD_INDEX", "1"},
-                                         {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "4"}},
-                                        [](Runtime& rt) { (void)interleave(rt); });
-  EXPECT_EQ(r.bodies, 3);  // Schedules 1, 5, 9.
-}
-
-TEST(TestingRunTest, AShardWithNoScheduleSkipsTheTestVisibly) {
-  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "2"},
-                                         {"BUBBLE_SCHEDULE_SHARD_INDEX", "2"},
-                                         {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "3"}},
-                                        [](Runtime&) {});
-  EXPECT_EQ(r.bodies, 0);
-  ASSERT_EQ(r.parts.size(), 1u);
-  EXPECT_TRUE(r.parts[0].skipped());
-  EXPECT_NE(std::string(r.parts[0].message()).find("shard 2/3 has none of the 2 schedules"),
-            std::string::npos)
-      << r.parts[0].message();
-}
-
-TEST(TestingRunTest, AMalformedVariableFailsTheTestNamingItAndRunsNothing) {
-  const RunTestResult r = run_test_with({{"BUBBLE_SCHEDULES", "lots"}}, [](Runtime&) {});
-  EXPECT_EQ(r.bodies, 0);
-  ASSERT_EQ(r.parts.size(), 1u);
-  EXPECT_TRUE(r.parts[0].nonfatally_failed());
-  EXPECT_NE(std::string(r.parts[0].message()).find("BUBBLE_SCHEDULES"), std::string::npos);
-  EXPECT_NE(std::string(r.parts[0].message()).find("lots"), std::string::npos);
-}
-
-// The replay line names this very test, and running it with that strategy reproduces the
-// failure (here in-process, through the same environment variable).
-TEST(TestingRunTest, AFailureReplaysThroughBubbleStrategy) {
-  const RunTestResult found = run_test_with({{"BUBBLE_SCHEDULES", "500"}}, [](Runtime& rt) {
-    EXPECT_EQ(racy_counter(rt), 2) << "lost update";
-  });
-  ASSERT_TRUE(found.outcome.failed);
-  const std::string line = found.outcome.replay_line;
-  EXPECT_NE(line.find(" --gtest_filter=TestingRunTest.AFailureReplaysThroughBubbleStrategy"),
-            std::string::npos)
-      << line;
-  EXPECT_EQ(found.parts.back().message(), found.outcome.message);
-  const std::string prefix = "replay: BUBBLE_STRATEGY=";
-  ASSERT_EQ(line.rfind(prefix, 0), 0u) << line;
-  const std::string strategy =
-      line.substr(prefix.size(), line.find(' ', prefix.size()) - prefix.size());
-  for (int i = 0; i < 3; ++i) {
-    const RunTestResult replay =
-        run_test_with({{"BUBBLE_STRATEGY", strategy}, {"BUBBLE_SCHEDULES", "500"}},
-                      [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2) << "lost update"; });
-    EXPECT_EQ(replay.bodies, 1);
-    EXPECT_TRUE(replay.outcome.failed);
-    EXPECT_EQ(replay.outcome.replay_line, line);
-  }
 }
 
 }  // namespace
