@@ -28,10 +28,12 @@ struct ThreadRecord {
   bool joined = false;
 };
 
-// The bubble Mutex standing in for one pthread_mutex_t, with the pthread semantics on top
-// (recursive and error-checking kinds, and waiters of timed locks).
+// The bubble Mutex standing in for one pthread_mutex_t (std::mutex is one), with the pthread
+// semantics on top (recursive and error-checking kinds, and waiters of timed locks). Reports name
+// it `Mutex::lock "pthread_mutex_t"`.
 struct MutexEntry {
-  explicit MutexEntry(Runtime& rt) : mutex(rt), released_guard(rt), released(rt) {}
+  explicit MutexEntry(Runtime& rt)
+      : mutex("pthread_mutex_t", rt), released_guard(rt), released("pthread_mutex_t timed", rt) {}
   Mutex mutex;
   ThreadRecord* owner = nullptr;  // Who holds it, and how many times (recursive kind).
   unsigned depth = 0;
@@ -42,17 +44,19 @@ struct MutexEntry {
   CondVar released;
 };
 
-// The bubble CondVar standing in for one pthread_cond_t, and the clock of its timed waits.
+// The bubble CondVar standing in for one pthread_cond_t (std::condition_variable is one), and the
+// clock of its timed waits. Reports name it `CondVar::wait "pthread_cond_t"`.
 struct CondEntry {
-  explicit CondEntry(Runtime& rt, clockid_t c) : cond(rt), clock(c) {}
+  explicit CondEntry(Runtime& rt, clockid_t c) : cond("pthread_cond_t", rt), clock(c) {}
   CondVar cond;
   clockid_t clock;
 };
 
 // The bubble CondVar standing in for the waiters of one futex word (syscall(SYS_futex)), and the
-// Mutex that makes a waiter's check of the word and its queueing atomic.
+// Mutex that makes a waiter's check of the word and its queueing atomic. Reports name it
+// `CondVar::wait "futex word"`.
 struct FutexEntry {
-  explicit FutexEntry(Runtime& rt) : guard(rt), cond(rt) {}
+  explicit FutexEntry(Runtime& rt) : guard(rt), cond("futex word", rt) {}
   Mutex guard;
   CondVar cond;
 };

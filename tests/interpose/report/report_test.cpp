@@ -97,13 +97,14 @@ TEST(InterposeReport, WithoutStacksAThreadIsReportedAtItsCallersModuleAndOffset)
     SCOPED_TRACE(line);
     const std::string head =
         line_starting(report, "  thread #" + std::to_string(line == a_blocks_line ? 2 : 3));
-    // "  thread #2 "std::thread": blocked on Mutex::lock (object #4) at pthread_mutex_lock called
-    // from interpose_report_tests+0x1a2b3"
+    // "  thread #2 "std::thread": blocked on Mutex::lock "pthread_mutex_t" (object #4) at
+    // pthread_mutex_lock called from interpose_report_tests+0x1a2b3"
     const std::string at = " at pthread_mutex_lock called from interpose_report_tests+0x";
     const std::size_t where = head.find(at);
     ASSERT_NE(where, std::string::npos) << report;
-    EXPECT_EQ(head.substr(0, where).rfind("\": blocked on Mutex::lock (object #"),
-              head.find("\": "))
+    EXPECT_EQ(
+        head.substr(0, where).rfind("\": blocked on Mutex::lock \"pthread_mutex_t\" (object #"),
+        head.find("\": "))
         << report;
     // The offset is the user's call: the line of the second lock_guard.
     const std::string symbolized = symbolize_offset(head.substr(where + at.size() - 27));
@@ -118,8 +119,9 @@ TEST(InterposeReport, WithStacksAThreadIsReportedAtTheUsersLine) {
   const std::string report = deadlock_report(lock_order_inversion, options);
   for (int line : {a_blocks_line, b_blocks_line}) {
     SCOPED_TRACE(line);
-    const std::string prefix = "  thread #" + std::to_string(line == a_blocks_line ? 2 : 3) +
-                               " \"std::thread\": blocked on Mutex::lock (object #";
+    const std::string prefix =
+        "  thread #" + std::to_string(line == a_blocks_line ? 2 : 3) +
+        " \"std::thread\": blocked on Mutex::lock \"pthread_mutex_t\" (object #";
     const std::string head = line_starting(report, prefix);
     EXPECT_TRUE(ends_with(head, kFile + std::to_string(line))) << report;
     // Its stack marks the user's frame, not the interposer's nor the standard library's.
