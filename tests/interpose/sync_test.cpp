@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,6 +88,38 @@ TEST(InterposeSync, TwoMutexesTakenInOppositeOrdersAreReportedAsADeadlock) {
     // pthread_mutex_lock is noexcept, so bubble::Unwind cannot end a thread blocked in it: the
     // teardown abandons those threads (documented in docs/unmodified-code.md).
     EXPECT_NE(message.find("abandoned"), std::string::npos) << message;
+  }
+}
+
+// A timed locker waits on the condition variable of the mutex's timed waiters, and a failure
+// report names it so.
+TEST(InterposeSync, ATimedLockerIsReportedWaitingForTheMutexsTimedRelease) {
+#if defined(BUBBLE_ASAN)
+  // The teardown abandons the threads blocked in noexcept pthread calls: their stacks leak.
+  __lsan::ScopedDisabler abandoned_threads_leak;
+#endif
+  try {
+    run_std([] {
+      std::timed_mutex m;
+      m.lock();
+      std::thread locker([&] {
+        if (m.try_lock_for(1h)) m.unlock();
+      });
+      std::thread failing([] {
+        std::this_thread::sleep_for(1ms);
+        throw std::runtime_error("gave up");
+      });
+      failing.join();
+      locker.join();
+      m.unlock();
+    });
+    FAIL() << "run() returned";
+  } catch (const bubble::RunFailure& e) {
+    const std::string message = e.what();
+    EXPECT_NE(
+        message.find("\"std::thread\": blocked on CondVar::wait_until \"pthread_mutex_t timed\""),
+        std::string::npos)
+        << message;
   }
 }
 
