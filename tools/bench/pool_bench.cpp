@@ -165,6 +165,23 @@ void BM_BubblePool(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * work.jobs);
 }
 
+// The default pool, but resuming a submitter that waits for room at every freed slot
+// (room_to_resume = 1) instead of once a quarter of the queue is free: what the hysteresis saves
+// when the submitter is faster than the workers.
+void BM_BubblePoolResumeEverySlot(benchmark::State& state) {
+  const Workload work(state);
+  for (auto _ : state) {
+    bubble::Pool pool(
+        {.workers = kWorkers, .queue_capacity = kCapacity, .room_to_resume = 1, .name = "bench"},
+        bubble::system_runtime());
+    for (int i = 0; i < work.jobs; ++i) {
+      if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
+    }
+    if (pool.shutdown()) state.SkipWithError("shutdown failed");
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
 // The same pool with room for every job (capacity kJobs), like asio's unbounded queue: the
 // submitter never waits for room, so no worker has to wake it. The difference from
 // BM_BubblePool/measure_latency:1 is what the bound costs when the submitter is faster than the
@@ -274,6 +291,7 @@ BENCHMARK(BM_BubblePool)
     ->Iterations(3)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
+BENCHMARK(BM_BubblePoolResumeEverySlot)->Apply(throughput);
 BENCHMARK(BM_BubblePoolRoomForAll)->Apply(throughput);
 BENCHMARK(BM_PlainMutexCondvarPool<std::mutex, std::condition_variable>)
     ->Name("BM_PlainMutexCondvarPool")
