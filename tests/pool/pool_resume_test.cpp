@@ -117,6 +117,59 @@ BUBBLE_TEST(PoolResume, AResumedWaiterResumesTheNextWhileRoomRemains) {
   EXPECT_EQ(waiters_resumed(1), (std::vector<Duration>{10ms, 20ms, 30ms}));
 }
 
+BUBBLE_TEST(PoolResume, AResumedWaiterThatIsRefusedResumesTheNext) {
+  bubble::Runtime& rt = bubble::current_runtime();
+  const bubble::TimePoint start = rt.now();
+  // One worker, capacity 8 (threshold 2), at most 3 queued jobs per tenant. Urgent jobs of
+  // tenants u1, u2 go first, so tenant a's jobs (priority 0) stay queued throughout.
+  Pool pool({.workers = 1, .queue_capacity = 8, .max_queued_per_tenant = 3}, rt);
+  ASSERT_FALSE(pool.submit(Context::background(), sleeper(10ms), {.tenant = "u0"}));
+  bubble::wait();
+  for (const char* tenant : {"u1", "u2"}) {
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_FALSE(
+          pool.submit(Context::background(), sleeper(10ms), {.priority = 1, .tenant = tenant}));
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_FALSE(pool.submit(Context::background(), sleeper(10ms), {.tenant = "a"}));
+  }
+  ASSERT_EQ(pool.stats().queue_depth, 8u);
+  // The first waiter is of tenant a (2 queued, below its cap), the second of tenant c.
+  std::error_code first_result, second_result;
+  Duration first_returned{}, second_returned{};
+  bubble::Thread first(
+      "first",
+      [&] {
+        first_result = pool.submit(Context::background(), sleeper(10ms), {.tenant = "a"});
+        first_returned = rt.now() - start;
+      },
+      rt);
+  bubble::sleep_for(1ms);
+  bubble::Thread second(
+      "second",
+      [&] {
+        second_result = pool.submit(Context::background(), sleeper(10ms), {.tenant = "c"});
+        second_returned = rt.now() - start;
+      },
+      rt);
+  // At 10 ms one slot is free (below the threshold); at 15 ms a submit that finds it takes it
+  // for tenant a, which reaches its cap.
+  bubble::sleep_until(start + 15ms);
+  EXPECT_EQ(pool.stats().waiting_submitters, 2u);
+  ASSERT_FALSE(pool.try_submit(Context::background(), sleeper(10ms), {.tenant = "a"}));
+  // At 30 ms two slots are free: the first waiter is resumed, finds tenant a at its cap and is
+  // refused; it resumes the second at once, which queues.
+  first.join();
+  second.join();
+  EXPECT_EQ(first_result, errc::tenant_limit);
+  EXPECT_EQ(first_returned, 30ms);
+  EXPECT_FALSE(second_result);
+  EXPECT_EQ(second_returned, 30ms);
+  EXPECT_FALSE(pool.shutdown());
+  EXPECT_EQ(pool.stats().completed, 11u);
+}
+
 BUBBLE_TEST(PoolResume, CloseWakesEveryWaiterAtOnce) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
