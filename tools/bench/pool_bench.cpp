@@ -94,6 +94,18 @@ struct Workload {
   }
 };
 
+// No pool: the jobs run one after the other on the benchmark's thread. Its CPU per job is the
+// job's own cost, from which the pools' ceiling on this machine follows (two processors shared by
+// the workers and the submitter: 2 / (job + the least per-job overhead of a pool)).
+void BM_InlineJobs(benchmark::State& state) {
+  const Workload work(state);
+  for (auto _ : state) {
+    auto job = work.job();
+    for (int i = 0; i < work.jobs; ++i) job();
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
 // The baseline: the textbook bounded pool, with std::function jobs. Instantiated with the
 // standard library's mutex and condition variable (the baseline proper), and with bubble's
 // (a diagnostic: the same pool on the primitives bubble::Pool is built on).
@@ -291,6 +303,7 @@ BENCHMARK(BM_BubblePool)
     ->Iterations(3)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
+BENCHMARK(BM_InlineJobs)->Apply(throughput);
 BENCHMARK(BM_BubblePoolResumeEverySlot)->Apply(throughput);
 BENCHMARK(BM_BubblePoolRoomForAll)->Apply(throughput);
 BENCHMARK(BM_PlainMutexCondvarPool<std::mutex, std::condition_variable>)
