@@ -9,7 +9,19 @@
 // return and destroy the Waiter, so unpark never touches it again. park() first spins, a bounded
 // and adaptive number of rounds (kMinSpins to kMaxSpins `pause`s, doubled after a wait that the
 // spin caught, halved after one it did not), watching the waiter's flag; then it sleeps on the
-// futex, taking tokens, until the flag is set or the deadline passes. A token only ever means
+// futex, taking tokens, until the flag is set or the deadline passes.
+//
+// Spinning only where it can pay (Go's scheduler rule, runtime/proc.go: an M spins only while
+// there are idle processors and fewer spinning Ms than half the busy ones). A spin saves the
+// waker's futex call and the sleeper's wake-up only if the thread that will wake it is running
+// meanwhile; with more awake threads than processors, the spinner takes a processor from a
+// thread that could be that waker, or from the holder of the lock it waits for. So the runtime
+// counts the threads that hold a parker and are not asleep on it (running, or spinning in
+// park), and a thread spins only while that count, itself included, is at most the number of
+// processors and fewer than half the processors (at least one) already spin; otherwise it sleeps
+// at once. Threads that never parked are not counted (the count is a lower bound); a thread
+// blocked elsewhere (a system call, a std::mutex) counts as awake (so the rule errs towards
+// sleeping). A token only ever means
 // "look at your waiter again", so a stale one (left by an unpark whose waiter's thread saw the
 // flag while spinning) costs one more look, never a wrong result.
 //
@@ -73,12 +85,38 @@ constexpr Duration kForever = std::chrono::hours(1'000'000);
 // Bounds of a parker's adaptive spin, in `pause` rounds. A futex sleep and wake-up cost a few
 // microseconds of system calls and scheduling on each side. A pause takes from about ten to
 // about 140 cycles depending on the processor (65 cycles, 27 ns, on the AMD EPYC measured in
-// docs/PERFORMANCE.md), so kMaxSpins pauses can be ten times longer than that sleep; the spin
-// reaches it only after waits that spinning caught, and halves after each one it did not.
-// Shorter bounds, and at most one spinning thread per two processors, measured no better on a
-// loaded two-core machine (docs/PERFORMANCE.md, "The pool at the ceiling").
+// docs/PERFORMANCE.md), so kMaxSpins pauses are a few microseconds there, about what the sleep
+// and wake-up it saves would cost; the spin reaches it only after waits that spinning caught,
+// and halves after each one it did not. A bound of 2,048 (55 us there) made a pool of empty jobs
+// flip, run to run, into a regime of spinning threads at a third of the throughput
+// (docs/PERFORMANCE.md, "The pool at the ceiling").
 constexpr int kMinSpins = 16;
-constexpr int kMaxSpins = 2048;
+constexpr int kMaxSpins = 256;
+
+// The spin rule's counts (see "Spinning only where it can pay").
+struct SpinCensus {
+  std::atomic<int> awake{0};     // Threads holding a parker, not asleep on its futex.
+  std::atomic<int> spinning{0};  // Of those, threads spinning in park.
+  const int processors = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int max_spinning = std::max(1, processors / 2);
+
+  // Whether a thread that is about to park may spin now; if so, it is counted as spinning until
+  // it calls spin_ended().
+  bool begin_spin() noexcept {
+    if (awake.load(std::memory_order_relaxed) > processors) return false;
+    int n = spinning.load(std::memory_order_relaxed);
+    do {
+      if (n >= max_spinning) return false;
+    } while (!spinning.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    return true;
+  }
+  void spin_ended() noexcept { spinning.fetch_sub(1, std::memory_order_relaxed); }
+};
+
+SpinCensus& spin_census() noexcept {
+  static SpinCensus census;  // Constant-initialised apart from the processor count.
+  return census;
+}
 
 // The blocking half of a system thread: one per OS thread while it lives (see "Parking").
 struct Parker {
@@ -95,7 +133,10 @@ struct Parker {
   void sleep(const timespec* timeout) noexcept {
     // kToken -> kEmpty (took it), or kEmpty -> kSleeping.
     if (word.fetch_sub(1, std::memory_order_acquire) == kToken) return;
+    SpinCensus& census = spin_census();
+    census.awake.fetch_sub(1, std::memory_order_relaxed);
     detail::futex_wait(word, kSleeping, timeout);
+    census.awake.fetch_add(1, std::memory_order_relaxed);
     word.exchange(kEmpty, std::memory_order_acquire);  // Takes a token that came meanwhile.
   }
 
@@ -138,7 +179,11 @@ ParkerStore& parker_store() {
 Parker& this_thread_parker() {
   struct Holder {
     Parker* parker = parker_store().take();
-    ~Holder() { parker_store().give_back(parker); }
+    Holder() { spin_census().awake.fetch_add(1, std::memory_order_relaxed); }
+    ~Holder() {
+      spin_census().awake.fetch_sub(1, std::memory_order_relaxed);
+      parker_store().give_back(parker);
+    }
   };
   thread_local Holder holder;
   return *holder.parker;
@@ -235,15 +280,25 @@ class SystemRuntime final : public Runtime {
       const TimePoint start = now();
       return deadline > start && deadline - start > kForever;
     }();
-    // Spin first: a wake-up that comes within the spin costs no system call on either side.
-    for (int i = 0; i < parker->spins; ++i) {
-      detail::cpu_relax();
-      if (waiter.notified()) {
+    // Spin first, where it can pay (see "Spinning only where it can pay"): a wake-up that comes
+    // within the spin costs no system call on either side.
+    SpinCensus& census = spin_census();
+    if (census.begin_spin()) {
+      bool caught = false;
+      for (int i = 0; i < parker->spins; ++i) {
+        detail::cpu_relax();
+        if (waiter.notified()) {
+          caught = true;
+          break;
+        }
+      }
+      census.spin_ended();
+      if (caught) {
         parker->spins = std::min(parker->spins * 2, kMaxSpins);
         return ParkResult::notified;
       }
+      parker->spins = std::max(parker->spins / 2, kMinSpins);
     }
-    parker->spins = std::max(parker->spins / 2, kMinSpins);
     for (;;) {
       if (waiter.notified()) return ParkResult::notified;
       if (forever) {

@@ -3,9 +3,11 @@
 // One bubble::Mutex guards everything: the queue (pool_queue.hpp), the counters and histograms,
 // the flags and the worker/waiter counts. Three CondVars hang off it: work_cv_ (idle workers wait
 // for an eligible job), room_cv_ (submitters wait for room) and stopped_cv_ (shutdown waits for
-// the workers to stop). A worker's loop takes the lock once per job in the steady state: the
-// critical section that accounts for the previous job also takes the next one. Jobs, their
-// contexts and their completion callbacks run, and are destroyed, outside the lock.
+// the workers to stop). Waiting submitters are resumed one at a time: a worker that leaves
+// room_to_resume free slots wakes one (room_resuming_ says one is on its way), and each resumed
+// submitter wakes the next while room remains. A worker's loop takes the lock once per job in the
+// steady state: the critical section that accounts for the previous job also takes the next one.
+// Jobs, their contexts and their completion callbacks run, and are destroyed, outside the lock.
 //
 // Clock reads (PoolOptions::measure_latency, or aging): one per submit, outside the lock (the
 // moment queued), and one per job in a worker's steady state, after the job and before the lock:
@@ -62,6 +64,11 @@ void validate(const PoolOptions& o) {
     throw std::invalid_argument("bubble::Pool: options.queue_capacity must be >= 1, got " +
                                 std::to_string(o.queue_capacity));
   }
+  if (o.room_to_resume < 0 || o.room_to_resume > o.queue_capacity) {
+    throw std::invalid_argument(
+        "bubble::Pool: options.room_to_resume must be >= 0 and <= queue_capacity (" +
+        std::to_string(o.queue_capacity) + "), got " + std::to_string(o.room_to_resume));
+  }
   if (o.aging_step < Duration::zero()) {
     throw std::invalid_argument("bubble::Pool: options.aging_step must be >= 0, got " +
                                 format_duration(o.aging_step));
@@ -83,6 +90,10 @@ class Pool::Impl {
   Impl(Runtime& rt, PoolOptions options)
       : rt_(rt),
         opts_((validate(options), std::move(options))),
+        room_to_resume_(
+            opts_.room_to_resume > 0
+                ? static_cast<std::size_t>(opts_.room_to_resume)
+                : std::max<std::size_t>(1, static_cast<std::size_t>(opts_.queue_capacity) / 4)),
         mu_(opts_.name + ".lock", rt),
         work_cv_(opts_.name + ".work", rt),
         room_cv_(opts_.name + ".room", rt),
@@ -195,6 +206,8 @@ class Pool::Impl {
 
   Runtime& rt_;
   const PoolOptions opts_;
+  // Free slots a full queue needs before a waiting submitter is resumed (PoolOptions).
+  const std::size_t room_to_resume_;
 
  private:
   std::error_code admit(const Context& ctx, Job& job, JobOptions& opts, Admission mode,
@@ -215,10 +228,17 @@ class Pool::Impl {
       }
     } cancel_bounded{bounded};
     bool waited = false;
-    // Leaving without queueing after a wait: pass on a notify we may have consumed.
+    // Leaving after a wait, queued or not, with room left and others waiting: resume the next
+    // waiter (the batch goes on, or a notify this thread may have consumed is passed on). True
+    // when the caller must notify room_cv_.
+    auto pass_room_on_locked = [&] {
+      if (!waited || room_waiters_ == 0 || queue_.size() >= capacity) return false;
+      room_resuming_ = true;
+      return true;
+    };
     auto refuse = [&](errc e, std::uint64_t& counter) {
       ++counter;
-      if (waited && room_waiters_ > 0 && queue_.size() < capacity) room_cv_.notify_one();
+      if (pass_room_on_locked()) room_cv_.notify_one();
       return make_error_code(e);
     };
     for (;;) {
@@ -240,13 +260,13 @@ class Pool::Impl {
       }
       std::error_code ec;
       {
-        Counted<std::size_t> waiting(room_waiters_);
+        RoomWait waiting(*this);
         ec = room_cv_.wait(lk, *wait_ctx, where);
       }
       waited = true;
       if (ec) {
         if (ctx.done()) {
-          if (room_waiters_ > 0 && queue_.size() < capacity) room_cv_.notify_one();
+          if (pass_room_on_locked()) room_cv_.notify_one();
           return ctx.err();
         }
         if (closed_) return refuse(errc::closed, rejected_closed_);
@@ -272,11 +292,15 @@ class Pool::Impl {
     ++submitted_;
     depth = queue_.size();
     // Wake an idle worker unless enough are already on their way for the jobs queued.
-    // Notify after unlocking, so that the woken worker does not find the mutex still held.
-    if (idle_ > wakes_pending_ && queue_.size() > static_cast<std::size_t>(wakes_pending_)) {
-      ++wakes_pending_;
+    const bool wake_worker =
+        idle_ > wakes_pending_ && queue_.size() > static_cast<std::size_t>(wakes_pending_);
+    if (wake_worker) ++wakes_pending_;
+    const bool wake_submitter = pass_room_on_locked();
+    // Notify after unlocking, so that the woken threads do not find the mutex still held.
+    if (wake_worker || wake_submitter) {
       lk.unlock();
-      work_cv_.notify_one();
+      if (wake_worker) work_cv_.notify_one();
+      if (wake_submitter) room_cv_.notify_one();
     }
     return {};
   }
@@ -302,6 +326,21 @@ class Pool::Impl {
   struct WorkerState {
     detail::PoolNode* node = nullptr;  // The job taken, while the worker holds it.
     bool in_job = false;               // Counted in busy_ and its tenant's running.
+  };
+
+  // Counts a submitter in room_waiters_ for the duration of its wait for room. Whichever waiter
+  // returns from the wait, for any reason, takes over the resumption in progress (see
+  // room_resuming_): it passes it on or ends it (also when unwinding: CondVar re-acquires the
+  // mutex before an exception leaves it).
+  struct RoomWait {
+    explicit RoomWait(Impl& p) : pool(p) { ++pool.room_waiters_; }
+    ~RoomWait() {
+      --pool.room_waiters_;
+      pool.room_resuming_ = false;
+    }
+    RoomWait(const RoomWait&) = delete;
+    RoomWait& operator=(const RoomWait&) = delete;
+    Impl& pool;
   };
 
   // Counts a thread in `n` for the duration of a wait (restored on unwinding too: CondVar
@@ -377,7 +416,12 @@ class Pool::Impl {
       ++busy_;
       ++item.tenant->running;
       st.in_job = true;
-      const bool wake_submitter = room_waiters_ > 0;
+      // Resume a waiting submitter once the queue has room_to_resume_ free slots, unless a
+      // resumption is already under way (the resumed submitter passes it on).
+      const bool wake_submitter =
+          room_waiters_ > 0 && !room_resuming_ &&
+          static_cast<std::size_t>(opts_.queue_capacity) - queue_.size() >= room_to_resume_;
+      if (wake_submitter) room_resuming_ = true;
       if (closed_ && queue_.empty() && idle_ > 0) wake_all_workers_locked();
       const int busy = busy_;
       lk.unlock();
@@ -481,6 +525,9 @@ class Pool::Impl {
   int wakes_pending_ = 0;  // Of those, how many a notify has already chosen.
   int busy_ = 0;
   std::size_t room_waiters_ = 0;
+  // A waiting submitter has been (or is being) resumed and nobody else will be until it has
+  // left its wait: it then resumes the next waiter if room remains, or ends the resumption.
+  bool room_resuming_ = false;
   std::uint64_t seq_ = 0;
   std::uint64_t submitted_ = 0;
   std::uint64_t rejected_full_ = 0;

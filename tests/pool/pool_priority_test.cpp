@@ -43,7 +43,8 @@ BUBBLE_TEST(PoolPriority, HigherPriorityRunsFirstAndEqualPrioritiesInOrder) {
 bubble::Duration low_job_start_under_flood(bubble::Duration aging_step) {
   bubble::Runtime& rt = bubble::current_runtime();
   const bubble::TimePoint start = rt.now();
-  Pool pool({.workers = 1, .queue_capacity = 4, .aging_step = aging_step}, rt);
+  // Resumed at every freed slot (room_to_resume = 1), so that the flooder refills each one.
+  Pool pool({.workers = 1, .queue_capacity = 4, .room_to_resume = 1, .aging_step = aging_step}, rt);
   auto ten_ms = [] { bubble::sleep_for(10ms); };
   EXPECT_FALSE(pool.submit(Context::background(), ten_ms, {.priority = 1}));  // G
   bubble::wait();

@@ -94,6 +94,18 @@ struct Workload {
   }
 };
 
+// No pool: the jobs run one after the other on the benchmark's thread. Its CPU per job is the
+// job's own cost, from which the pools' ceiling on this machine follows (two processors shared by
+// the workers and the submitter: 2 / (job + the least per-job overhead of a pool)).
+void BM_InlineJobs(benchmark::State& state) {
+  const Workload work(state);
+  for (auto _ : state) {
+    auto job = work.job();
+    for (int i = 0; i < work.jobs; ++i) job();
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
 // The baseline: the textbook bounded pool, with std::function jobs. Instantiated with the
 // standard library's mutex and condition variable (the baseline proper), and with bubble's
 // (a diagnostic: the same pool on the primitives bubble::Pool is built on).
@@ -157,6 +169,23 @@ void BM_BubblePool(benchmark::State& state) {
                        .name = "bench",
                        .measure_latency = measure},
                       bubble::system_runtime());
+    for (int i = 0; i < work.jobs; ++i) {
+      if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
+    }
+    if (pool.shutdown()) state.SkipWithError("shutdown failed");
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
+// The default pool, but resuming a submitter that waits for room at every freed slot
+// (room_to_resume = 1) instead of once a quarter of the queue is free: what the hysteresis saves
+// when the submitter is faster than the workers.
+void BM_BubblePoolResumeEverySlot(benchmark::State& state) {
+  const Workload work(state);
+  for (auto _ : state) {
+    bubble::Pool pool(
+        {.workers = kWorkers, .queue_capacity = kCapacity, .room_to_resume = 1, .name = "bench"},
+        bubble::system_runtime());
     for (int i = 0; i < work.jobs; ++i) {
       if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
     }
@@ -274,6 +303,8 @@ BENCHMARK(BM_BubblePool)
     ->Iterations(3)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
+BENCHMARK(BM_InlineJobs)->Apply(throughput);
+BENCHMARK(BM_BubblePoolResumeEverySlot)->Apply(throughput);
 BENCHMARK(BM_BubblePoolRoomForAll)->Apply(throughput);
 BENCHMARK(BM_PlainMutexCondvarPool<std::mutex, std::condition_variable>)
     ->Name("BM_PlainMutexCondvarPool")

@@ -28,7 +28,11 @@ namespace bubble {
 // began; errc::tenant_limit when the job's tenant already has PoolOptions::max_queued_per_tenant
 // jobs queued; and the submitter's ctx.err() if its context ends first (a context that is already
 // done refuses the job at once). A refused job is destroyed before the call returns and never
-// runs; only a call that returns {} hands the job to the pool.
+// runs; only a call that returns {} hands the job to the pool. A submit that waits for room is
+// resumed once the queue has PoolOptions::room_to_resume free slots (by default a quarter of the
+// capacity), not at every freed slot: backpressure in batches, which spares real threads a sleep
+// and a wake-up per job. A submit that finds room never waits, and each resumed submitter
+// resumes the next waiter while room remains.
 //
 // Which job a worker takes. Workers take the job of highest effective priority: its
 // JobOptions::priority plus one for every full PoolOptions::aging_step it has waited, computed
@@ -58,7 +62,8 @@ namespace bubble {
 // Nested submits. A job that submits into its own pool and waits for the inner job can
 // deadlock: when every worker runs such a job, the inner jobs never get a worker. In a
 // bubble the run fails with bubble::DeadlockError naming the pool's workers; give the inner jobs
-// their own pool (a bulkhead).
+// their own pool (a bulkhead). A job that waits for its own submitter's progress needs
+// PoolOptions::room_to_resume = 1 (see there).
 //
 // Thread safety: every member may be called concurrently from any thread of the pool's runtime,
 // including from the pool's own jobs (except waiting submits into a full pool, see above). The

@@ -16,6 +16,24 @@ struct PoolOptions {
   int workers = 1;
   // The most jobs that may wait in the queue (not counting running ones). Must be >= 1.
   std::ptrdiff_t queue_capacity = 64;
+  // Hysteresis of backpressure: how many free slots a full queue must have before the workers
+  // resume a submitter that waits for room (Pool::submit, Pool::submit_within). Zero (the
+  // default) means automatic: a quarter of queue_capacity, at least 1. One resumes a waiter as
+  // soon as a worker frees a slot. Must be >= 0 and <= queue_capacity.
+  //
+  // Resuming in batches saves a sleep and a wake-up per job on real threads: a submitter that
+  // outruns the workers waits once per batch instead of once per freed slot. It only decides
+  // when the workers wake a waiter, never whether a submit may proceed: a submit that finds room
+  // queues its job without waiting, whatever the threshold. A resumed submitter, once it has
+  // queued its job, resumes the next waiter while room remains, so a batch of free slots serves
+  // every waiter in turn. Closing the pool and a waiter's own context (or submit_within's
+  // max_wait) still end a wait at once, whatever the room.
+  //
+  // Set 1 when a job may wait for its own submitter's progress (for instance, a job that waits
+  // for an event its submitter sends after its next submit): with a larger threshold, workers
+  // blocked in such jobs free fewer slots than the threshold, the submitter is never resumed
+  // and the two wait for each other.
+  std::ptrdiff_t room_to_resume = 0;
   // Names the pool's threads ("<name>/worker-<i>") in reports and traces.
   std::string name = "pool";
   // Aging, against starvation: a queued job's effective priority is its JobOptions::priority plus

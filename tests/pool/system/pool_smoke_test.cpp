@@ -192,6 +192,46 @@ TEST(PoolSmoke, ShutdownPastItsDeadlineCancelsEveryJob) {
   EXPECT_TRUE(pool.stats().cancelled);
 }
 
+// Submitters that outrun the workers wait for room and are resumed in batches
+// (PoolOptions::room_to_resume): with every threshold, from one slot to the whole queue, every
+// submit returns, every job runs exactly once and no submitter is left waiting. More threads
+// than processors, so the system runtime's parkers sleep without spinning too.
+TEST(PoolSmoke, SubmittersResumedInBatchesLoseNothing) {
+  constexpr int kSubmitters = 4;
+  constexpr int kPerSubmitter = 3000;
+  for (std::ptrdiff_t room_to_resume : {0, 1, 7, 16}) {
+    std::vector<std::atomic<int>> runs(kSubmitters * kPerSubmitter);
+    Pool pool({.workers = 2, .queue_capacity = 16, .room_to_resume = room_to_resume},
+              bubble::system_runtime());
+    {
+      std::vector<bubble::Thread> submitters;
+      for (int s = 0; s < kSubmitters; ++s) {
+        submitters.emplace_back(
+            "submitter",
+            [&, s] {
+              for (int i = 0; i < kPerSubmitter; ++i) {
+                const int id = s * kPerSubmitter + i;
+                auto job = [&runs, id] { runs[id].fetch_add(1); };
+                // A deadline that never comes in a test: the bounded wait's path, not its timeout.
+                const std::error_code ec =
+                    i % 2 == 0
+                        ? pool.submit(Context::background(), job)
+                        : pool.submit_within(Context::background(), job, std::chrono::hours(1));
+                ASSERT_FALSE(ec) << ec.message();
+              }
+            },
+            bubble::system_runtime());
+      }
+    }
+    EXPECT_FALSE(pool.shutdown());
+    for (std::size_t id = 0; id < runs.size(); ++id) ASSERT_EQ(runs[id].load(), 1) << id;
+    const bubble::PoolStats st = pool.stats();
+    EXPECT_EQ(st.completed, static_cast<std::uint64_t>(kSubmitters * kPerSubmitter));
+    EXPECT_EQ(st.waiting_submitters, 0u);
+    EXPECT_EQ(st.rejected_full, 0u);
+  }
+}
+
 // Concurrent shutdowns and submits: every call returns, exactly the accepted jobs run.
 TEST(PoolSmoke, ConcurrentShutdownsAndSubmitsLoseNothing) {
   Pool pool({.workers = 2, .queue_capacity = 4}, bubble::system_runtime());
