@@ -103,6 +103,23 @@ TEST(Engine, BlockPolicyMakesClientsWaitAndGiveUp) {
   EXPECT_GT(r.max_in_flight, 2u);
 }
 
+TEST(Engine, BlockPolicyLetsAWaitingClientInAsSoonAsASlotFrees) {
+  // A spike of 10 arrivals per second for 5 s fills the queue of one worker (1 s jobs) and
+  // leaves dozens of clients waiting for room; afterwards one arrival every 4 s. Each slot a take
+  // frees is filled by a waiting client at once, so while clients wait, every per-second sample
+  // finds the queue full (resuming waiters only after several slots had freed would leave it
+  // short between takes).
+  SimConfig c = clockwork(1, 0.25, 1s, 40s);
+  c.spikes.push_back({10, 0s, 5s});
+  c.policy = QueuePolicy::block;
+  c.queue = 8;
+  const SimResult r = simulate(c);
+  ASSERT_EQ(r.series.queue_depth.size(), 40u);
+  for (std::size_t t = 2; t < 30; ++t) {
+    EXPECT_EQ(r.series.queue_depth[t], 8u) << "at " << t + 1 << " s";
+  }
+}
+
 TEST(Engine, DeadlineSkippingOnlyStartsJobsThatCanFinish) {
   // 150% load on an unbounded queue with 2 s clients: with fixed 400 ms jobs, a job started with
   // at least 400 ms left always finishes in time, so nothing finishes late, and the workers
