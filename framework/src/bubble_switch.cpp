@@ -235,13 +235,22 @@ void Bubble::schedule_point(const WaitInfo& what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
   t->what = what;
-  if (s >= next_step_event_ || tracing_ || failed_ || timer_due() || (!fifo_ && !queue_.empty()))
-      [[unlikely]] {
+  if (s >= next_step_event_ || tracing_ || failed_ || timer_due()) [[unlikely]] {
     schedule_point_slow(t, what, s);
     return;
   }
-  // fifo never preempts: the decision (when there is one) is recorded, nothing else happens.
-  if (!queue_.empty()) record(0);
+  // What schedule_point_slow does when none of the above holds.
+  if (queue_.empty()) return;
+  if (fifo_) {
+    record(0);  // fifo never preempts: the decision is recorded, nothing else happens.
+    return;
+  }
+  decide_at_point(t);
+}
+
+void Bubble::decide_at_point(BThread* t) {
+  const std::size_t idx = decide(t, nullptr);
+  if (idx != 0) preempt(t, idx - 1);
 }
 
 void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s) {
@@ -260,8 +269,7 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
     record(0);
     return;
   }
-  const std::size_t idx = decide(t, nullptr);
-  if (idx != 0) preempt(t, idx - 1);
+  decide_at_point(t);
 }
 
 // schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
@@ -302,7 +310,8 @@ void Bubble::yield(SourceLocation where) {
 std::size_t Bubble::decide(BThread* first, BThread* last) {
   const Candidates candidates(first, queue_, last);
   if (candidates.size() <= 1 || unwinding_) return 0;
-  const std::uint32_t idx = scheduler_->pick_thread(candidates);
+  const std::uint32_t idx = uniform_ != nullptr ? uniform_->below(candidates.size())
+                                                : scheduler_->pick_thread(candidates);
   record(idx);
   return idx;
 }
@@ -310,13 +319,17 @@ std::size_t Bubble::decide(BThread* first, BThread* last) {
 std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
   check_thread("choose");
   if (n <= 1 || unwinding_) return 0;
-  const std::uint32_t idx = scheduler_->pick_other(n);
+  const std::uint32_t idx = uniform_ != nullptr ? uniform_->below(n) : scheduler_->pick_other(n);
   record(idx);
   return idx;
 }
 
 void Bubble::record_pick(std::uint32_t idx) {
-  if (zeros_pending_ != 0) {
+  if (zeros_pending_ <= kFewZeros) {
+    // The usual case under random (a pick other than 0 at every other decision): no call to
+    // the vector's range insert.
+    for (; zeros_pending_ != 0; --zeros_pending_) schedule_.picks.push_back(0);
+  } else {
     schedule_.picks.insert(schedule_.picks.end(), zeros_pending_, 0);
     zeros_pending_ = 0;
   }
