@@ -251,11 +251,18 @@ class Channel {
   }
 
   // The waiting half of send: binds a waiter (outside the spin lock), looks again, then queues
-  // and parks.
+  // and parks. In a bubble the second look only checks the context: no other thread of the
+  // bubble ran since the first look (prepare is no scheduling point), so the channel is as that
+  // look left it, while a context may be cancelled from any OS thread.
   std::error_code send_slow(T& value, const Context& ctx, const WaitInfo& what) {
     Waiter waiter;
     rt_->prepare(waiter);
-    {
+    if (binding_ != 0) {
+      if (ctx.done()) return ctx.err();
+      waiter.data = &value;
+      waiter.status = kPending;
+      senders_.push_back(waiter);
+    } else {
       detail::WakeList wake(*rt_);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
@@ -286,7 +293,12 @@ class Channel {
     Waiter waiter;
     std::optional<T> slot;
     rt_->prepare(waiter);
-    {
+    if (binding_ != 0) {  // A bubble: the channel is as the first look left it (see send_slow).
+      if (ctx.done()) return ctx.err();
+      waiter.data = &slot;
+      waiter.status = kPending;
+      receivers_.push_back(waiter);
+    } else {
       detail::WakeList wake(*rt_);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
