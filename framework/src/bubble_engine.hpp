@@ -255,6 +255,8 @@ class Bubble final : public Runtime {
   void arrived(fiber&& from) noexcept;
   void run_thread(BThread* t);  // Main: resume t.
   void leave_blocked();         // The current thread is blocked or preempted: run someone else.
+  [[gnu::noinline]] ParkResult park_general(BThread* t, Waiter& waiter, TimePoint deadline,
+                                            const WaitInfo& what);
   fiber thread_main(BThread* t, fiber&& caller);  // The outermost frame of t's fiber.
   void fiber_main(BThread* t);
   void start_fiber(BThread* t);  // ThreadModel::fibers: t's fiber, on a pooled stack.

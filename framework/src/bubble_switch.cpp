@@ -137,23 +137,29 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   if (waiter.notified()) return ParkResult::notified;
   if (unwinding_) teardown_guard();
   step(&what);
-  if (deadline == kNoDeadline && queue_.size() == 1 && !failed_ && !tracing_ && !capture_stacks_ &&
-      !timer_due()) [[likely]] {
-    // The direct hand-off (Go's runnext): exactly one thread is runnable (typically the one this
-    // thread has just woken), so leave_blocked would take it without a decision (a decision with
-    // one candidate is neither asked nor recorded). Switch to it without the general path.
-    t->state = ThreadState::blocked;
-    t->waiter = &waiter;
-    BThread* next = queue_.take(0);
-    next->state = ThreadState::running;
-    current_ = next;
-    switch_to(*next);
-    current_ = t;
-    t->state = ThreadState::running;
-    t->waiter = nullptr;  // No park timer: there is no deadline.
-    maybe_unwind(t);
-    return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
+  if (deadline != kNoDeadline || queue_.size() != 1 || failed_ || tracing_ || capture_stacks_ ||
+      timer_due()) [[unlikely]] {
+    return park_general(t, waiter, deadline, what);
   }
+  // The direct hand-off (Go's runnext): exactly one thread is runnable (typically the one this
+  // thread has just woken), so leave_blocked would take it without a decision (a decision with
+  // one candidate is neither asked nor recorded). Switch to it without the general path.
+  t->state = ThreadState::blocked;
+  t->waiter = &waiter;
+  BThread* next = queue_.take(0);
+  next->state = ThreadState::running;
+  current_ = next;
+  switch_to(*next);
+  current_ = t;
+  t->state = ThreadState::running;
+  t->waiter = nullptr;  // No park timer: there is no deadline.
+  maybe_unwind(t);
+  return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
+}
+
+// park after its step, when the direct hand-off does not apply.
+ParkResult Bubble::park_general(BThread* t, Waiter& waiter, TimePoint deadline,
+                                const WaitInfo& what) {
   if (deadline <= now_) {
     // Already due: a scheduling point, then the timeout (unless woken meanwhile).
     if (failed_ || !queue_.empty() || timer_due()) {
