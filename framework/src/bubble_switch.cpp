@@ -40,10 +40,12 @@ void Bubble::switch_to(Ctx& to) {
   check_canary(*self);
   from_ = self;
   running_ = &to;
-  self->eh = *eh_;
-  *eh_ = to.eh;
-  self->error = *errno_;
-  *errno_ = to.error;
+  EhGlobals* const eh = eh_;  // Locals: the stores below could otherwise alias the members.
+  int* const error = errno_;
+  self->eh = *eh;
+  *eh = to.eh;
+  self->error = *error;
+  *error = to.error;
 #ifdef BUBBLE_ENGINE_ASAN
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, to.stack_bottom, to.stack_size);
@@ -314,10 +316,11 @@ void Bubble::yield(SourceLocation where) {
 // Candidates: `first` (if any), the run queue in order, `last` (if any). Returns an index into
 // the run queue when first is null, else an index into the whole list.
 std::size_t Bubble::decide(BThread* first, BThread* last) {
-  const Candidates candidates(first, queue_, last);
-  if (candidates.size() <= 1 || unwinding_) return 0;
-  const std::uint32_t idx = uniform_ != nullptr ? uniform_->below(candidates.size())
-                                                : scheduler_->pick_thread(candidates);
+  const std::size_t n = queue_.size() + (first != nullptr) + (last != nullptr);
+  if (n <= 1 || unwinding_) return 0;
+  const std::uint32_t idx = uniform_ != nullptr
+                                ? uniform_->below(n)
+                                : scheduler_->pick_thread(Candidates(first, queue_, last));
   record(idx);
   return idx;
 }
