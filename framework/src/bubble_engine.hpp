@@ -255,6 +255,8 @@ class Bubble final : public Runtime {
   void arrived(fiber&& from) noexcept;
   void run_thread(BThread* t);  // Main: resume t.
   void leave_blocked();         // The current thread is blocked or preempted: run someone else.
+  [[gnu::noinline]] ParkResult park_general(BThread* t, Waiter& waiter, TimePoint deadline,
+                                            const WaitInfo& what);
   fiber thread_main(BThread* t, fiber&& caller);  // The outermost frame of t's fiber.
   void fiber_main(BThread* t);
   void start_fiber(BThread* t);  // ThreadModel::fibers: t's fiber, on a pooled stack.
@@ -279,9 +281,13 @@ class Bubble final : public Runtime {
   std::size_t decide(BThread* first, BThread* last);
   void record(std::uint32_t idx);
   void record_pick(std::uint32_t idx);
+  static constexpr std::uint64_t kFewZeros = 8;  // record_pick appends this many one by one.
   void step(const WaitInfo* what);
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
   [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
+  // A scheduling point's decision among [t, queue...] (a strategy that may preempt, a non-empty
+  // run queue): t keeps running or is preempted. Out of line, to keep fifo's path short.
+  [[gnu::noinline]] void decide_at_point(BThread* t);
   void step_event(std::uint64_t s);
   void update_next_step_event();
   bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
@@ -364,6 +370,9 @@ class Bubble final : public Runtime {
 
   // Strategy state and recording.
   std::unique_ptr<Scheduler> scheduler_;  // The strategy's decisions.
+  // Scheduler::uniform_source() of scheduler_: when set, decide() and choose() draw from it
+  // directly instead of asking the scheduler (the same draws, without the virtual call).
+  Rng* uniform_ = nullptr;
   // bubble::random(): the key every stream is derived from (Options::random_seed), the threads
   // spawned outside any thread (the root, then threads spawned by timer callbacks), and the
   // stream of timer callbacks, made on first use.

@@ -81,6 +81,7 @@ Bubble::Bubble(const Options& options)
   scheduler_ = make_scheduler(strategy_);
   random_key_ = detail::derive_random_key(options.random_seed, 0);
   fifo_ = strategy_.kind() == Strategy::Kind::fifo;
+  uniform_ = scheduler_->uniform_source();
   if (options.trace) {
     trace_ = std::make_shared<Trace>();
     trace_->set_level(options.trace_level);

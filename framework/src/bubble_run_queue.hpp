@@ -24,18 +24,18 @@ class RunQueue {
   T* operator[](std::size_t i) const noexcept { return buf_[(head_ + i) & mask_]; }
   // Makes room for `n` threads in all (may throw std::bad_alloc); never shrinks.
   void reserve(std::size_t n) {
-    if (n > buf_.size()) [[unlikely]]
+    if (n > capacity_) [[unlikely]]
       grow(n);
   }
-  std::size_t capacity() const noexcept { return buf_.size(); }
+  std::size_t capacity() const noexcept { return capacity_; }
   void push_back(T* t) noexcept {
-    if (size_ == buf_.size()) [[unlikely]]
+    if (size_ == capacity_) [[unlikely]]
       overflow();
     buf_[(head_ + size_) & mask_] = t;
     ++size_;
   }
   void push_front(T* t) noexcept {
-    if (size_ == buf_.size()) [[unlikely]]
+    if (size_ == capacity_) [[unlikely]]
       overflow();
     head_ = (head_ - 1) & mask_;
     buf_[head_] = t;
@@ -68,6 +68,7 @@ class RunQueue {
     buf_ = std::move(bigger);
     head_ = 0;
     mask_ = buf_.size() - 1;
+    capacity_ = buf_.size();
   }
   [[noreturn, gnu::cold]] static void overflow() noexcept {
     std::fprintf(stderr, "bubble: internal error: the run queue holds more threads than exist\n");
@@ -77,6 +78,7 @@ class RunQueue {
   std::size_t head_ = 0;
   std::size_t size_ = 0;
   std::size_t mask_ = 0;
+  std::size_t capacity_ = 0;  // buf_.size(), kept here for the pushes' overflow check.
 };
 
 }  // namespace bubble::engine

@@ -82,6 +82,12 @@ class Scheduler {
   // The engine has counted step `step`, with `current` running (nullptr: a timer callback on the
   // scheduler's stack).
   virtual void step_reached(std::uint64_t /*step*/, BThread* /*current*/) {}
+
+  // A strategy whose every answer, to pick_thread and to pick_other alike, is rng.below(n) of one
+  // generator (n: the number of candidates) returns that generator, and the engine then draws from
+  // it itself instead of calling pick_thread and pick_other: the same draws in the same order,
+  // without a virtual call per decision. nullptr (the default) for every other strategy.
+  virtual Rng* uniform_source() noexcept { return nullptr; }
 };
 
 // The scheduler of each strategy, and the one for a Strategy's kind.

@@ -15,6 +15,7 @@ class RandomScheduler final : public Scheduler {
     return rng_.below(candidates.size());
   }
   std::uint32_t pick_other(std::size_t n) override { return rng_.below(n); }
+  Rng* uniform_source() noexcept override { return &rng_; }
 
  private:
   Rng rng_;

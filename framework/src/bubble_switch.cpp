@@ -40,10 +40,12 @@ void Bubble::switch_to(Ctx& to) {
   check_canary(*self);
   from_ = self;
   running_ = &to;
-  self->eh = *eh_;
-  *eh_ = to.eh;
-  self->error = *errno_;
-  *errno_ = to.error;
+  EhGlobals* const eh = eh_;  // Locals: the stores below could otherwise alias the members.
+  int* const error = errno_;
+  self->eh = *eh;
+  *eh = to.eh;
+  self->error = *error;
+  *error = to.error;
 #ifdef BUBBLE_ENGINE_ASAN
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, to.stack_bottom, to.stack_size);
@@ -137,6 +139,29 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   if (waiter.notified()) return ParkResult::notified;
   if (unwinding_) teardown_guard();
   step(&what);
+  if (deadline != kNoDeadline || queue_.size() != 1 || failed_ || tracing_ || capture_stacks_ ||
+      timer_due()) [[unlikely]] {
+    return park_general(t, waiter, deadline, what);
+  }
+  // The direct hand-off (Go's runnext): exactly one thread is runnable (typically the one this
+  // thread has just woken), so leave_blocked would take it without a decision (a decision with
+  // one candidate is neither asked nor recorded). Switch to it without the general path.
+  t->state = ThreadState::blocked;
+  t->waiter = &waiter;
+  BThread* next = queue_.take(0);
+  next->state = ThreadState::running;
+  current_ = next;
+  switch_to(*next);
+  current_ = t;
+  t->state = ThreadState::running;
+  t->waiter = nullptr;  // No park timer: there is no deadline.
+  maybe_unwind(t);
+  return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
+}
+
+// park after its step, when the direct hand-off does not apply.
+ParkResult Bubble::park_general(BThread* t, Waiter& waiter, TimePoint deadline,
+                                const WaitInfo& what) {
   if (deadline <= now_) {
     // Already due: a scheduling point, then the timeout (unless woken meanwhile).
     if (failed_ || !queue_.empty() || timer_due()) {
@@ -218,13 +243,22 @@ void Bubble::schedule_point(const WaitInfo& what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
   t->what = what;
-  if (s >= next_step_event_ || tracing_ || failed_ || timer_due() || (!fifo_ && !queue_.empty()))
-      [[unlikely]] {
+  if (s >= next_step_event_ || tracing_ || failed_ || timer_due()) [[unlikely]] {
     schedule_point_slow(t, what, s);
     return;
   }
-  // fifo never preempts: the decision (when there is one) is recorded, nothing else happens.
-  if (!queue_.empty()) record(0);
+  // What schedule_point_slow does when none of the above holds.
+  if (queue_.empty()) return;
+  if (fifo_) {
+    record(0);  // fifo never preempts: the decision is recorded, nothing else happens.
+    return;
+  }
+  decide_at_point(t);
+}
+
+void Bubble::decide_at_point(BThread* t) {
+  const std::size_t idx = decide(t, nullptr);
+  if (idx != 0) preempt(t, idx - 1);
 }
 
 void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s) {
@@ -243,8 +277,7 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
     record(0);
     return;
   }
-  const std::size_t idx = decide(t, nullptr);
-  if (idx != 0) preempt(t, idx - 1);
+  decide_at_point(t);
 }
 
 // schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
@@ -283,9 +316,11 @@ void Bubble::yield(SourceLocation where) {
 // Candidates: `first` (if any), the run queue in order, `last` (if any). Returns an index into
 // the run queue when first is null, else an index into the whole list.
 std::size_t Bubble::decide(BThread* first, BThread* last) {
-  const Candidates candidates(first, queue_, last);
-  if (candidates.size() <= 1 || unwinding_) return 0;
-  const std::uint32_t idx = scheduler_->pick_thread(candidates);
+  const std::size_t n = queue_.size() + (first != nullptr) + (last != nullptr);
+  if (n <= 1 || unwinding_) return 0;
+  const std::uint32_t idx = uniform_ != nullptr
+                                ? uniform_->below(n)
+                                : scheduler_->pick_thread(Candidates(first, queue_, last));
   record(idx);
   return idx;
 }
@@ -293,13 +328,17 @@ std::size_t Bubble::decide(BThread* first, BThread* last) {
 std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
   check_thread("choose");
   if (n <= 1 || unwinding_) return 0;
-  const std::uint32_t idx = scheduler_->pick_other(n);
+  const std::uint32_t idx = uniform_ != nullptr ? uniform_->below(n) : scheduler_->pick_other(n);
   record(idx);
   return idx;
 }
 
 void Bubble::record_pick(std::uint32_t idx) {
-  if (zeros_pending_ != 0) {
+  if (zeros_pending_ <= kFewZeros) {
+    // The usual case under random (a pick other than 0 at every other decision): no call to
+    // the vector's range insert.
+    for (; zeros_pending_ != 0; --zeros_pending_) schedule_.picks.push_back(0);
+  } else {
     schedule_.picks.insert(schedule_.picks.end(), zeros_pending_, 0);
     zeros_pending_ = 0;
   }

@@ -399,3 +399,38 @@ TEST(BubbleStrategy, AdaptivePctPreemptsLateInALongRun) {
               static_cast<unsigned long long>(8 * Strategy::kAdaptivePctFirstSteps), late);
   EXPECT_GE(late, 25);
 }
+
+// A thread that blocks while exactly one other thread is runnable and a timer is due: the due
+// timer fires first, then the runnable thread runs, under every strategy (the engine's direct
+// hand-off to the only runnable thread must not overtake a due timer). Neither schedule_at,
+// unpark nor park is a scheduling point before the park blocks, so nothing else can fire the timer.
+TEST(BubbleStrategy, ADueTimerFiresBeforeTheOnlyRunnableThreadWhenAThreadBlocks) {
+  for (const char* strategy : {"fifo", "random:1", "random:2", "pct:1:2"}) {
+    SCOPED_TRACE(strategy);
+    bubble::Options options;
+    options.strategy = Strategy::parse(strategy);
+    bool fired = false;
+    bool fired_when_other_ran = false;
+    bubble::run(options, [&](Runtime& rt) {
+      bubble::Waiter root_waiter;
+      bubble::Waiter other_waiter;
+      bool other_waiting = false;
+      rt.prepare(root_waiter);
+      auto other = rt.spawn("other", [&] {
+        rt.prepare(other_waiter);
+        other_waiting = true;
+        rt.park(other_waiter, bubble::kNoDeadline, {"test::other", 0, {}});
+        fired_when_other_ran = fired;
+        rt.unpark(root_waiter);
+      });
+      while (!other_waiting) rt.yield();
+      rt.schedule_at(rt.now(), [&] { fired = true; });  // Due at once.
+      rt.unpark(other_waiter);                          // The only runnable thread.
+      EXPECT_EQ(rt.park(root_waiter, bubble::kNoDeadline, {"test::root", 0, {}}),
+                bubble::ParkResult::notified);
+      other->join();
+    });
+    EXPECT_TRUE(fired);
+    EXPECT_TRUE(fired_when_other_ran);
+  }
+}

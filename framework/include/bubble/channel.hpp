@@ -107,7 +107,7 @@ class Channel {
     const WaitInfo what{"Channel::send", id_, where};
     if (rt_->controlled()) rt_->schedule_point(what);
     {
-      detail::WakeList wake(*rt_);
+      detail::WakeList wake(*rt_, binding_ != 0);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
@@ -129,7 +129,7 @@ class Channel {
   // try_send without the scheduling point, for runtime timer callbacks (which run outside the
   // runtime's threads and must never switch threads) and Context callbacks. Never blocks.
   [[nodiscard]] std::error_code try_send_from_callback(T value) {
-    detail::WakeList wake(*rt_);
+    detail::WakeList wake(*rt_, binding_ != 0);
     Lock lock(*this);
     if (closed_) return errc::closed;
     if (offer_locked(value, wake)) return {};
@@ -156,7 +156,7 @@ class Channel {
   Result<T> try_receive(SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_receive");
     if (rt_->controlled()) rt_->schedule_point({"Channel::try_receive", id_, where});
-    detail::WakeList wake(*rt_);
+    detail::WakeList wake(*rt_, binding_ != 0);
     Lock lock(*this);
     if (std::optional<T> v = take_locked(wake)) return std::move(*v);
     if (closed_) return errc::closed;
@@ -171,7 +171,7 @@ class Channel {
     if (rt_->controlled()) rt_->schedule_point({"Channel::close", id_, where});
     // Unparks once the lock is released (a dequeued waiter stays until it is unparked, see await),
     // touching only the waiters and the runtime: a woken thread may destroy the channel at once.
-    detail::WakeList wake(*rt_);
+    detail::WakeList wake(*rt_, binding_ != 0);
     Lock lock(*this);
     if (closed_) throw std::logic_error("bubble::Channel: close of a closed channel");
     closed_ = true;
@@ -190,7 +190,7 @@ class Channel {
   // discarded values. No scheduling point: used by Timer and Ticker (whose channels never have
   // waiting senders), also from timer callbacks. Never blocks.
   std::size_t discard_buffered() noexcept {
-    detail::WakeList wake(*rt_);
+    detail::WakeList wake(*rt_, binding_ != 0);
     Lock lock(*this);
     const std::size_t n = count_;
     while (count_ > 0) (void)pop_locked();
@@ -241,7 +241,7 @@ class Channel {
     detail::check_caller(binding_, rt_, "Channel", id_, what.kind.data());
     if (rt_->controlled()) rt_->schedule_point(what);
     {
-      detail::WakeList wake(*rt_);
+      detail::WakeList wake(*rt_, binding_ != 0);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
@@ -251,12 +251,19 @@ class Channel {
   }
 
   // The waiting half of send: binds a waiter (outside the spin lock), looks again, then queues
-  // and parks.
+  // and parks. In a bubble the second look only checks the context: no other thread of the
+  // bubble ran since the first look (prepare is no scheduling point), so the channel is as that
+  // look left it, while a context may be cancelled from any OS thread.
   std::error_code send_slow(T& value, const Context& ctx, const WaitInfo& what) {
     Waiter waiter;
     rt_->prepare(waiter);
-    {
-      detail::WakeList wake(*rt_);
+    if (binding_ != 0) {
+      if (ctx.done()) return ctx.err();
+      waiter.data = &value;
+      waiter.status = kPending;
+      senders_.push_back(waiter);
+    } else {
+      detail::WakeList wake(*rt_, binding_ != 0);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
@@ -277,7 +284,7 @@ class Channel {
 
   Result<T> receive_slow(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     if (deadline != kNoDeadline && deadline <= rt_->now()) {
-      detail::WakeList wake(*rt_);
+      detail::WakeList wake(*rt_, binding_ != 0);
       Lock lock(*this);
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
       if (closed_) return errc::closed;
@@ -286,8 +293,13 @@ class Channel {
     Waiter waiter;
     std::optional<T> slot;
     rt_->prepare(waiter);
-    {
-      detail::WakeList wake(*rt_);
+    if (binding_ != 0) {  // A bubble: the channel is as the first look left it (see send_slow).
+      if (ctx.done()) return ctx.err();
+      waiter.data = &slot;
+      waiter.status = kPending;
+      receivers_.push_back(waiter);
+    } else {
+      detail::WakeList wake(*rt_, binding_ != 0);
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);

@@ -20,15 +20,28 @@ namespace bubble::detail {
 // waiters through Waiter::wake_hook (an IntrusiveList: no allocation). unpark_all unlinks each
 // waiter before unparking it, because an unparked waiter may return and end its Waiter's life.
 // Not thread-safe: one list belongs to one call of one waker.
+//
+// A primitive that takes no lock on a controlled runtime (a bubble, whose threads run one at a
+// time and switch only at scheduling points and parks) may ask for `immediate` unparks: add()
+// then unparks at once, in the same order, since no woken thread can run before the waker's
+// next scheduling point or park anyway.
 class WakeList {
  public:
-  explicit WakeList(Runtime& rt) noexcept : rt_(rt) {}
+  explicit WakeList(Runtime& rt, bool immediate = false) noexcept
+      : rt_(rt), immediate_(immediate) {}
   WakeList(const WakeList&) = delete;
   WakeList& operator=(const WakeList&) = delete;
   ~WakeList() { unpark_all(); }
 
-  // Adds `w`, which the caller has just removed from its queue (so it is in no queue and no list).
-  void add(Waiter& w) noexcept { waiters_.push_back(w); }
+  // Adds `w`, which the caller has just removed from its queue (so it is in no queue and no list);
+  // with `immediate`, unparks it instead.
+  void add(Waiter& w) noexcept {
+    if (immediate_) {
+      rt_.unpark(w);
+    } else {
+      waiters_.push_back(w);
+    }
+  }
 
   bool empty() const noexcept { return waiters_.empty(); }
 
@@ -40,6 +53,7 @@ class WakeList {
 
  private:
   Runtime& rt_;
+  const bool immediate_;
   IntrusiveList<Waiter, &Waiter::wake_hook> waiters_;
 };
 
