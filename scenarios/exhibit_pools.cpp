@@ -218,6 +218,7 @@ PoolImplementation exhibit_pool(PoolFlaw flaw) {
   impl.tenants = false;
   impl.priorities = false;
   impl.expected_durations = false;
+  impl.room_to_resume = false;
   return impl;
 }
 

@@ -36,6 +36,9 @@ struct ModelJob {
 struct PoolModel {
   int workers = 1;
   std::size_t capacity = 1;
+  // Free slots a full queue needs before the waiting submitter resumes (PoolOptions::
+  // room_to_resume, resolved: 0 means a quarter of the capacity, at least 1).
+  std::size_t room_to_resume = 1;
   Duration now{};
   Duration timeout_offset{};  // grows by 1us with every timeout drawn (see pool_model.hpp)
   std::vector<ModelJob> jobs;
@@ -217,7 +220,11 @@ struct Submit : PoolCommand {
     const bool bounded = kind == SubmitKind::submit_within;
     if (bounded && max_wait_ms == 0) return make_error_code(errc::full);
     const Duration deadline = bounded ? m.now + m.draw_timeout(max_wait_ms) : Duration::max();
-    if (m.advance(deadline, [&] { return m.queue.size() < m.capacity; })) return accept();
+    // The workers resume the waiting submitter once room_to_resume slots are free, not at the
+    // first one.
+    if (m.advance(deadline, [&] { return m.capacity - m.queue.size() >= m.room_to_resume; })) {
+      return accept();
+    }
     return make_error_code(errc::full);
   }
 
@@ -344,10 +351,18 @@ void check_pool_against_model(const PoolImplementation& impl) {
   PoolModel initial;
   initial.workers = testing::draw(rc::gen::inRange(1, 4));
   initial.capacity = static_cast<std::size_t>(testing::draw(rc::gen::inRange(1, 4)));
+  // 0 (automatic) to the capacity, for the implementations that honour it.
+  const std::size_t room_to_resume =
+      impl.room_to_resume ? static_cast<std::size_t>(testing::draw(
+                                rc::gen::inRange<int>(0, static_cast<int>(initial.capacity) + 1)))
+                          : 0;
+  initial.room_to_resume =
+      room_to_resume > 0 ? room_to_resume : std::max<std::size_t>(1, initial.capacity / 4);
   testing::run_property({}, [&](Runtime& rt) {
     PoolOptions options;
     options.workers = initial.workers;
     options.queue_capacity = static_cast<std::ptrdiff_t>(initial.capacity);
+    options.room_to_resume = static_cast<std::ptrdiff_t>(room_to_resume);
     PoolSut sut{rt, rt.now(), {}, {}, {}, impl.make(options, rt)};
     for (int i = 0; i < kContexts; ++i)
       sut.contexts.push_back(Context::with_cancel(Context::background()));

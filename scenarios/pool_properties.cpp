@@ -49,7 +49,7 @@ void showValue(const ShutdownSpec& s, std::ostream& os) {
 
 void showValue(const PoolCase& c, std::ostream& os) {
   os << "PoolCase{workers=" << c.workers << ", capacity=" << c.capacity
-     << ", aging_step=" << show_duration(c.aging_step)
+     << ", room_to_resume=" << c.room_to_resume << ", aging_step=" << show_duration(c.aging_step)
      << ", max_queued_per_tenant=" << c.max_queued_per_tenant
      << ", max_running_per_tenant=" << c.max_running_per_tenant << ",\n  strategies=[";
   for (std::size_t i = 0; i < c.strategies.size(); ++i) {
@@ -123,6 +123,7 @@ rc::Gen<PoolCase> pool_case(const PoolImplementation& impl) {
     PoolCase c;
     c.workers = *rc::gen::inRange(1, 4);
     c.capacity = *rc::gen::inRange(1, 5);
+    if (impl.room_to_resume) c.room_to_resume = *rc::gen::inRange(0, c.capacity + 1);
     if (impl.priorities && *rc::gen::arbitrary<bool>()) c.aging_step = *milliseconds_in(1, 20);
     if (impl.tenants) {
       c.max_queued_per_tenant = *rc::gen::weightedElement<int>({{2, 0}, {1, 1}, {1, 2}});
@@ -215,6 +216,7 @@ std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, con
     PoolOptions options;
     options.workers = c.workers;
     options.queue_capacity = c.capacity;
+    options.room_to_resume = c.room_to_resume;
     options.name = "pool";
     options.aging_step = c.aging_step;
     options.max_queued_per_tenant = c.max_queued_per_tenant;

@@ -7,7 +7,8 @@
 // busy workers, the counters and each job's outcome.
 namespace bubble::scenarios {
 
-// The body of a RapidCheck property: draws a pool (1-3 workers, capacity 1-3) and a sequence of
+// The body of a RapidCheck property: draws a pool (1-3 workers, capacity 1-3, and for
+// implementations that honour it a PoolOptions::room_to_resume of 0-capacity) and a sequence of
 // commands — submit, try_submit and submit_within (max_wait 0-30 ms), each with the background
 // context or one of two cancellable contexts; cancel a context; advance time 1-40 ms; shutdown
 // with a grace of 0-60 ms — and runs them, in a bubble under fifo, against the pool `impl` makes,

@@ -62,6 +62,7 @@ void showValue(const ShutdownSpec& s, std::ostream& os);
 struct PoolCase {
   int workers = 1;
   int capacity = 1;
+  int room_to_resume = 0;  // PoolOptions::room_to_resume: 0 (a quarter of capacity) to capacity
   DurationValue aging_step;
   int max_queued_per_tenant = 0;
   int max_running_per_tenant = 0;

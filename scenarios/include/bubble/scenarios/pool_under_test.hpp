@@ -47,6 +47,7 @@ struct PoolImplementation {
   bool tenants = true;             // max_queued_per_tenant, max_running_per_tenant
   bool priorities = true;          // priority, aging_step
   bool expected_durations = true;  // JobOptions::expected_duration (too_late)
+  bool room_to_resume = true;      // PoolOptions::room_to_resume (submitters resumed in batches)
 };
 
 // bubble::Pool itself.
