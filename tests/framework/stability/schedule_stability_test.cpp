@@ -101,8 +101,8 @@ void pipeline(Runtime& rt) {
     while (auto v = b.receive()) (void)c.send(*v + 1);
     c.close();
   });
-  long hash = 0;
-  while (auto v = c.receive()) hash = hash * 31 + *v;
+  std::uint64_t hash = 0;  // Wraps around.
+  while (auto v = c.receive()) hash = hash * 31 + static_cast<std::uint64_t>(*v);
   source->join();
   doubler->join();
   adder->join();
