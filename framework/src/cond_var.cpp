@@ -83,29 +83,32 @@ int CondVar::wait_impl(std::unique_lock<Mutex>& lock, TimePoint deadline, const 
     throw;
   }
 
+  // Takes the mutex back for the caller. A thread unwound while waiting for it (its holder is
+  // blocked for good) does not hold it, so `lock` is disowned, or its destructor would unlock
+  // another thread's mutex.
+  auto relock = [&] {
+    try {
+      mutex->lock(where);
+    } catch (...) {
+      lock.release();
+      throw;
+    }
+  };
   bool woken;
   try {
     woken = detail::park_queued(*rt_, spin_, queue_, w, deadline, {kind, id_, where});
   } catch (...) {
     // Unwinding (a bubble abandoning this thread): restore the caller's lock if we can, so that
-    // `lock` tells the truth; otherwise disown it so its destructor does not unlock.
+    // `lock` tells the truth, and go on with the first exception either way.
     on_end.disarm();
     try {
-      mutex->lock(where);
-    } catch (...) {
-      lock.release();
+      relock();
+    } catch (...) {  // relock disowned `lock`; the first exception goes on.
     }
     throw;
   }
   on_end.disarm();
-  try {
-    mutex->lock(where);
-  } catch (...) {
-    // Unwound while waiting for the mutex (its holder is blocked for good): this thread does not
-    // hold it, so `lock` must not own it, or its destructor would unlock another thread's mutex.
-    lock.release();
-    throw;
-  }
+  relock();
   return woken ? w.status : kTimedOut;
 }
 
