@@ -40,6 +40,7 @@ int main() {
   bool intercepted = false;
   const bubble::RunResult std_run = bubble::run(options, [&](bubble::Runtime&) {
     intercepted = bubble::interpose::active();
+    if (!intercepted) return;  // The sleep would be a real one.
     std::thread sleeper([] { std::this_thread::sleep_for(1h); });
     sleeper.join();
   });
