@@ -13,27 +13,17 @@
 #include <chrono>
 #include <string>
 
+#include "../support/failure_text.hpp"
+
 namespace {
+
+using bubble::test_support::at;
+using bubble::test_support::deadlock_of;
 
 using namespace std::chrono_literals;
 using bubble::Context;
 using bubble::Runtime;
 using bubble::SourceLocation;
-
-// The text of the DeadlockError that running `program` in a bubble ends with.
-template <class Program>
-std::string deadlock_of(Program program) {
-  try {
-    bubble::run({}, program);
-  } catch (const bubble::DeadlockError& e) {
-    return e.what();
-  }
-  return "(no deadlock)";
-}
-
-std::string at(SourceLocation where) {
-  return std::string(where.file_name()) + ":" + std::to_string(where.line());
-}
 
 // Whether `text` has a line equal to `line`.
 bool has_line(const std::string& text, const std::string& line) {

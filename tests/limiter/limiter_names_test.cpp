@@ -16,31 +16,16 @@
 #include <chrono>
 #include <string>
 
+#include "../support/failure_text.hpp"
+
 namespace {
+
+using bubble::test_support::failure_of;
+using bubble::test_support::line_without_location;
 
 using namespace std::chrono_literals;
 using bubble::Context;
 using bubble::Runtime;
-
-// The text of the RunFailure that running `program` in a bubble with `options` ends with.
-template <class Program>
-std::string failure_of(Program program, const bubble::Options& options = {}) {
-  try {
-    bubble::run(options, program);
-  } catch (const bubble::RunFailure& e) {
-    return e.what();
-  }
-  return "(no failure)";
-}
-
-// The line of `text` that starts with `prefix`, up to " at " (its location); "" if none.
-std::string line_starting(const std::string& text, const std::string& prefix) {
-  const std::size_t begin = ("\n" + text).find("\n" + prefix);
-  if (begin == std::string::npos) return "";
-  const std::size_t end = text.find('\n', begin);
-  std::string line = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-  return line.substr(0, line.find(" at "));
-}
 
 // A second acquire of a one-slot limiter whose slot is never released deadlocks on its slots.
 TEST(LimiterNames, ConcurrencyLimiterSlotsInADeadlockReport) {
@@ -51,7 +36,7 @@ TEST(LimiterNames, ConcurrencyLimiterSlotsInADeadlockReport) {
     second->join();
   });
   EXPECT_NE(m.find("bubble: deadlock: "), std::string::npos) << m;
-  EXPECT_EQ(line_starting(m, "  thread #2 "),
+  EXPECT_EQ(line_without_location(m, "  thread #2 "),
             "  thread #2 \"second\": blocked on WeightedSemaphore::acquire "
             "\"concurrency_limiter.slots\" (object #1)")
       << m;
@@ -70,14 +55,14 @@ TEST(LimiterNames, TicketBoothTakerAndThreadInAFailureReport) {
       },
       {.max_virtual_time = 1min});
   EXPECT_NE(m.find("max_virtual_time"), std::string::npos) << m;
-  EXPECT_EQ(line_starting(m, "  thread #3 "),
+  EXPECT_EQ(line_without_location(m, "  thread #3 "),
             "  thread #3 \"taker\": blocked on Channel::receive \"ticket_booth.tickets\" (object "
             "#1)")
       << m;
   // The booth's thread waits for its pause between tickets, on the timer it names.
-  EXPECT_NE(
-      line_starting(m, "  thread #2 \"ticket_booth\": blocked on ").find("\"ticket_booth.pause\""),
-      std::string::npos)
+  EXPECT_NE(line_without_location(m, "  thread #2 \"ticket_booth\": blocked on ")
+                .find("\"ticket_booth.pause\""),
+            std::string::npos)
       << m;
 }
 
@@ -95,14 +80,14 @@ TEST(LimiterNames, RateLimiterTokensInAFailureReport) {
       },
       {.max_virtual_time = 1min});
   EXPECT_NE(m.find("max_virtual_time"), std::string::npos) << m;
-  EXPECT_EQ(line_starting(m, "  thread #4 "),
+  EXPECT_EQ(line_without_location(m, "  thread #4 "),
             "  thread #4 \"waiting\": blocked on CondVar::wait \"rate_limiter.tokens\" (object #8)")
       << m;
-  EXPECT_EQ(line_starting(m, "  thread #2 "),
+  EXPECT_EQ(line_without_location(m, "  thread #2 "),
             "  thread #2 \"pool/worker-0\": blocked on CondVar::wait \"pool.work\" (object #2)")
       << m;
   // The refill thread waits for its next tick, on the ticker it names.
-  EXPECT_NE(line_starting(m, "  thread #3 \"rate_limiter/refill\": blocked on ")
+  EXPECT_NE(line_without_location(m, "  thread #3 \"rate_limiter/refill\": blocked on ")
                 .find("\"rate_limiter.refill\""),
             std::string::npos)
       << m;

@@ -11,31 +11,16 @@
 
 #include <string>
 
+#include "../support/failure_text.hpp"
+
 namespace {
+
+using bubble::test_support::deadlock_of;
+using bubble::test_support::line_without_location;
 
 using bubble::Context;
 using bubble::Pool;
 using bubble::Runtime;
-
-// The text of the DeadlockError that running `program` in a bubble ends with.
-template <class Program>
-std::string deadlock_of(Program program) {
-  try {
-    bubble::run({}, program);
-  } catch (const bubble::DeadlockError& e) {
-    return e.what();
-  }
-  return "(no deadlock)";
-}
-
-// The line of `text` that starts with `prefix`, up to " at " (its location); "" if none.
-std::string line_starting(const std::string& text, const std::string& prefix) {
-  const std::size_t begin = ("\n" + text).find("\n" + prefix);
-  if (begin == std::string::npos) return "";
-  const std::size_t end = text.find('\n', begin);
-  std::string line = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-  return line.substr(0, line.find(" at "));
-}
 
 // A job that never returns holds the only worker; a second job fills the queue, so a third
 // submit waits for room ("<name>.room") for ever.
@@ -47,10 +32,10 @@ TEST(PoolNames, SubmitWaitingForRoomIsReportedUnderThePoolsNames) {
       (void)pool.submit(Context::background(), [&](const Context&) { never.wait(); });
     }
   });
-  EXPECT_EQ(line_starting(m, "  thread #1 "),
+  EXPECT_EQ(line_without_location(m, "  thread #1 "),
             "  thread #1 \"root\": blocked on CondVar::wait \"orders.room\" (object #4)")
       << m;
-  EXPECT_EQ(line_starting(m, "  thread #2 "),
+  EXPECT_EQ(line_without_location(m, "  thread #2 "),
             "  thread #2 \"orders/worker-0\": blocked on Notification::wait \"never\" (object #1)")
       << m;
 }
@@ -63,7 +48,7 @@ TEST(PoolNames, ShutdownWaitingForAJobIsReportedUnderThePoolsNames) {
     (void)pool.submit(Context::background(), [&](const Context&) { never.wait(); });
     (void)pool.shutdown(Context::background());
   });
-  EXPECT_EQ(line_starting(m, "  thread #1 "),
+  EXPECT_EQ(line_without_location(m, "  thread #1 "),
             "  thread #1 \"root\": blocked on CondVar::wait \"pool.stopped\" (object #5)")
       << m;
 }

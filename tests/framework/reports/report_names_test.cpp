@@ -14,27 +14,16 @@
 #include <chrono>
 #include <string>
 
+#include "../../support/failure_text.hpp"
+
 namespace {
+
+using bubble::test_support::at;
+using bubble::test_support::failure_of;
 
 using namespace std::chrono_literals;
 using bubble::Runtime;
 using bubble::SourceLocation;
-
-// The text of the RunFailure that running `program` in a bubble ends with.
-template <class Program>
-std::string failure_of(Program program) {
-  try {
-    bubble::run({}, program);
-  } catch (const bubble::RunFailure& e) {
-    return e.what();
-  }
-  return "(no failure)";
-}
-
-// "file:line" of `where`, as reports print locations.
-std::string at(SourceLocation where) {
-  return std::string(where.file_name()) + ":" + std::to_string(where.line());
-}
 
 // The lines of `text` from the one that starts with `first`, `count` of them ("" if absent).
 std::string lines_from(const std::string& text, const std::string& first, int count) {

@@ -18,7 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "../../support/failure_text.hpp"
+
 namespace {
+
+using bubble::test_support::ends_with;
+using bubble::test_support::line_starting;
 
 using namespace std::chrono_literals;
 
@@ -57,19 +62,6 @@ std::string section(const std::string& report, const std::string& prefix) {
     if (!out.empty() || line.rfind(prefix, 0) == 0) out += line + "\n";
   }
   return out;
-}
-
-// The line of `report` that starts with `prefix`, or "".
-std::string line_starting(const std::string& report, const std::string& prefix) {
-  std::istringstream in(report);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) == 0) return line;
-  }
-  return {};
-}
-
-bool ends_with(const std::string& s, const std::string& end) {
-  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }
 
 std::string deadlock_report(const bubble::Options& options) {

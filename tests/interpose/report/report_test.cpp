@@ -17,6 +17,7 @@
 #include <bubble/bubble.hpp>
 #include <bubble/testing/stacks.hpp>
 
+#include "../../support/failure_text.hpp"
 #include "intercepted_run.hpp"
 
 #if defined(BUBBLE_ASAN)
@@ -24,6 +25,9 @@
 #endif
 
 namespace {
+
+using bubble::test_support::ends_with;
+using bubble::test_support::line_starting;
 
 using namespace std::chrono_literals;
 
@@ -59,19 +63,6 @@ std::string deadlock_report(void (*body)(), const bubble::Options& options) {
   }
   ADD_FAILURE() << "no deadlock";
   return {};
-}
-
-// The line of `report` that starts with `prefix`, or "".
-std::string line_starting(const std::string& report, const std::string& prefix) {
-  std::istringstream in(report);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) == 0) return line;
-  }
-  return {};
-}
-
-bool ends_with(const std::string& s, const std::string& end) {
-  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }
 
 // The file:line a symbolizer gives for "<module>+0x<offset>" in this executable.
