@@ -159,22 +159,28 @@ class PlainPool {
   std::vector<std::thread> threads_;
 };
 
-// Second argument 1: measure queue wait and service time (the default); 0: measure_latency off.
-void BM_BubblePool(benchmark::State& state) {
-  const Workload work(state);
-  const bool measure = state.range(1) != 0;
+// Runs the workload through a bubble::Pool with `options` on the system runtime: a new pool per
+// iteration, every job submitted by this thread, then a graceful shutdown.
+void run_bubble_pool(benchmark::State& state, const Workload& work,
+                     const bubble::PoolOptions& options) {
   for (auto _ : state) {
-    bubble::Pool pool({.workers = kWorkers,
-                       .queue_capacity = kCapacity,
-                       .name = "bench",
-                       .measure_latency = measure},
-                      bubble::system_runtime());
+    bubble::Pool pool(options, bubble::system_runtime());
     for (int i = 0; i < work.jobs; ++i) {
       if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
     }
     if (pool.shutdown()) state.SkipWithError("shutdown failed");
   }
   state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
+// Second argument 1: measure queue wait and service time (the default); 0: measure_latency off.
+void BM_BubblePool(benchmark::State& state) {
+  const Workload work(state);
+  run_bubble_pool(state, work,
+                  {.workers = kWorkers,
+                   .queue_capacity = kCapacity,
+                   .name = "bench",
+                   .measure_latency = state.range(1) != 0});
 }
 
 // The default pool, but resuming a submitter that waits for room at every freed slot
@@ -182,33 +188,18 @@ void BM_BubblePool(benchmark::State& state) {
 // when the submitter is faster than the workers.
 void BM_BubblePoolResumeEverySlot(benchmark::State& state) {
   const Workload work(state);
-  for (auto _ : state) {
-    bubble::Pool pool(
-        {.workers = kWorkers, .queue_capacity = kCapacity, .room_to_resume = 1, .name = "bench"},
-        bubble::system_runtime());
-    for (int i = 0; i < work.jobs; ++i) {
-      if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
-    }
-    if (pool.shutdown()) state.SkipWithError("shutdown failed");
-  }
-  state.SetItemsProcessed(state.iterations() * work.jobs);
+  run_bubble_pool(
+      state, work,
+      {.workers = kWorkers, .queue_capacity = kCapacity, .room_to_resume = 1, .name = "bench"});
 }
 
 // The same pool with room for every job (capacity kJobs), like asio's unbounded queue: the
-// submitter never waits for room, so no worker has to wake it. The difference from
-// BM_BubblePool/measure_latency:1 is what the bound costs when the submitter is faster than the
-// workers (with ~1 us jobs the 1024-slot queue is full, and every job taken wakes the submitter).
+// submitter never waits for room. The difference from BM_BubblePool/measure_latency:1 is what the
+// bound costs when the submitter is faster than the workers (with ~1 us jobs the 1024-slot queue
+// is full, and the submitter waits until the workers have freed a batch of slots).
 void BM_BubblePoolRoomForAll(benchmark::State& state) {
   const Workload work(state);
-  for (auto _ : state) {
-    bubble::Pool pool({.workers = kWorkers, .queue_capacity = kJobs, .name = "bench"},
-                      bubble::system_runtime());
-    for (int i = 0; i < work.jobs; ++i) {
-      if (pool.submit(bubble::Context::background(), work.job())) state.SkipWithError("refused");
-    }
-    if (pool.shutdown()) state.SkipWithError("shutdown failed");
-  }
-  state.SetItemsProcessed(state.iterations() * work.jobs);
+  run_bubble_pool(state, work, {.workers = kWorkers, .queue_capacity = kJobs, .name = "bench"});
 }
 
 template <class MutexT, class CondVarT>
