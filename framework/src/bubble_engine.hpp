@@ -255,6 +255,10 @@ class Bubble final : public Runtime {
   void arrived(fiber&& from) noexcept;
   void run_thread(BThread* t);  // Main: resume t.
   void leave_blocked();         // The current thread is blocked or preempted: run someone else.
+  // Runs `next` (taken from the run queue) in place of `self`, the current thread, until a
+  // thread switches back to self, which is then the running thread again. Inline, in
+  // bubble_switch.cpp: the hand-off's own path.
+  void run_instead(BThread* self, BThread* next);
   [[gnu::noinline]] ParkResult park_general(BThread* t, Waiter& waiter, TimePoint deadline,
                                             const WaitInfo& what);
   fiber thread_main(BThread* t, fiber&& caller);  // The outermost frame of t's fiber.

@@ -76,6 +76,16 @@ void Bubble::run_thread(BThread* t) {
   current_ = nullptr;
 }
 
+[[gnu::always_inline]] inline void Bubble::run_instead(BThread* self, BThread* next) {
+  next->state = ThreadState::running;
+  current_ = next;
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::run, next->id, {}, 0, {});
+  switch_to(*next);
+  current_ = self;
+  self->state = ThreadState::running;
+}
+
 // The current thread has blocked (or was preempted and queued): pick who runs next.
 void Bubble::leave_blocked() {
   BThread* self = current_;
@@ -86,11 +96,8 @@ void Bubble::leave_blocked() {
     const std::size_t idx = decide(nullptr, nullptr);
     BThread* next = queue_.take(idx);
     if (next != self) {
-      next->state = ThreadState::running;
-      current_ = next;
-      if (tracing_) [[unlikely]]
-        trace_event(Trace::EventKind::run, next->id, {}, 0, {});
-      switch_to(*next);
+      run_instead(self, next);
+      return;
     }
   }
   current_ = self;
@@ -148,12 +155,7 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   // one candidate is neither asked nor recorded). Switch to it without the general path.
   t->state = ThreadState::blocked;
   t->waiter = &waiter;
-  BThread* next = queue_.take(0);
-  next->state = ThreadState::running;
-  current_ = next;
-  switch_to(*next);
-  current_ = t;
-  t->state = ThreadState::running;
+  run_instead(t, queue_.take(0));
   t->waiter = nullptr;  // No park timer: there is no deadline.
   maybe_unwind(t);
   return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
@@ -285,13 +287,7 @@ void Bubble::preempt(BThread* t, std::size_t i) {
   BThread* next = queue_.take(i);
   t->state = ThreadState::runnable;
   queue_.push_back(t);
-  next->state = ThreadState::running;
-  current_ = next;
-  if (tracing_) [[unlikely]]
-    trace_event(Trace::EventKind::run, next->id, {}, 0, {});
-  switch_to(*next);
-  current_ = t;
-  t->state = ThreadState::running;
+  run_instead(t, next);
 }
 
 void Bubble::yield(SourceLocation where) {
