@@ -107,7 +107,7 @@ class Channel {
     const WaitInfo what{"Channel::send", id_, where};
     if (rt_->controlled()) rt_->schedule_point(what);
     {
-      detail::WakeList wake(*rt_, binding_ != 0);
+      detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
@@ -129,7 +129,7 @@ class Channel {
   // try_send without the scheduling point, for runtime timer callbacks (which run outside the
   // runtime's threads and must never switch threads) and Context callbacks. Never blocks.
   [[nodiscard]] std::error_code try_send_from_callback(T value) {
-    detail::WakeList wake(*rt_, binding_ != 0);
+    detail::WakeList wake = wake_list();
     Lock lock(*this);
     if (closed_) return errc::closed;
     if (offer_locked(value, wake)) return {};
@@ -156,7 +156,7 @@ class Channel {
   Result<T> try_receive(SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_receive");
     if (rt_->controlled()) rt_->schedule_point({"Channel::try_receive", id_, where});
-    detail::WakeList wake(*rt_, binding_ != 0);
+    detail::WakeList wake = wake_list();
     Lock lock(*this);
     if (std::optional<T> v = take_locked(wake)) return std::move(*v);
     if (closed_) return errc::closed;
@@ -169,9 +169,10 @@ class Channel {
   void close(SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::close");
     if (rt_->controlled()) rt_->schedule_point({"Channel::close", id_, where});
-    // Unparks once the lock is released (a dequeued waiter stays until it is unparked, see await),
-    // touching only the waiters and the runtime: a woken thread may destroy the channel at once.
-    detail::WakeList wake(*rt_, binding_ != 0);
+    // Unparks once the lock is released, or at once in a bubble (a dequeued waiter stays until it
+    // is unparked, see await), touching only the waiters and the runtime: a woken thread may
+    // destroy the channel as soon as it runs.
+    detail::WakeList wake = wake_list();
     Lock lock(*this);
     if (closed_) throw std::logic_error("bubble::Channel: close of a closed channel");
     closed_ = true;
@@ -190,7 +191,7 @@ class Channel {
   // discarded values. No scheduling point: used by Timer and Ticker (whose channels never have
   // waiting senders), also from timer callbacks. Never blocks.
   std::size_t discard_buffered() noexcept {
-    detail::WakeList wake(*rt_, binding_ != 0);
+    detail::WakeList wake = wake_list();
     Lock lock(*this);
     const std::size_t n = count_;
     while (count_ > 0) (void)pop_locked();
@@ -241,7 +242,7 @@ class Channel {
     detail::check_caller(binding_, rt_, "Channel", id_, what.kind.data());
     if (rt_->controlled()) rt_->schedule_point(what);
     {
-      detail::WakeList wake(*rt_, binding_ != 0);
+      detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
@@ -263,7 +264,7 @@ class Channel {
       waiter.status = kPending;
       senders_.push_back(waiter);
     } else {
-      detail::WakeList wake(*rt_, binding_ != 0);
+      detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (closed_) return errc::closed;
@@ -284,7 +285,7 @@ class Channel {
 
   Result<T> receive_slow(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     if (deadline != kNoDeadline && deadline <= rt_->now()) {
-      detail::WakeList wake(*rt_, binding_ != 0);
+      detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
       if (closed_) return errc::closed;
@@ -299,7 +300,7 @@ class Channel {
       waiter.status = kPending;
       receivers_.push_back(waiter);
     } else {
-      detail::WakeList wake(*rt_, binding_ != 0);
+      detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
@@ -324,9 +325,9 @@ class Channel {
   // passes; returns the waiter's final status.
   //
   // Wakers dequeue a waiter and set its status under the lock but unpark it after releasing the
-  // lock (a detail::WakeList declared before the lock), so that a woken thread may destroy the
-  // channel at once. So a waiter that finds itself dequeued after a timeout parks again until its
-  // waker's unpark arrives: a Waiter never goes away before its unpark.
+  // lock (a detail::WakeList declared before the lock, see wake_list), so that a woken thread may
+  // destroy the channel at once. So a waiter that finds itself dequeued after a timeout parks
+  // again until its waker's unpark arrives: a Waiter never goes away before its unpark.
   int await(Waiter& waiter, detail::WaitQueue& queue, const Context& ctx, TimePoint deadline,
             const WaitInfo& what) {
     if (!ctx.can_end()) {
@@ -380,6 +381,11 @@ class Channel {
   // on a controlled one (a bubble), whose threads run one at a time on one OS thread and switch
   // only at scheduling points and parks, which no critical section contains: there the lock could
   // never be contended, and skipping it saves an atomic exchange per critical section.
+  // The wake-ups of one call. In a bubble the channel takes no lock (see Lock) and no woken
+  // thread runs before the waker's next scheduling point or park, so the list unparks at once;
+  // on real threads it unparks when it is destroyed, after the Lock declared after it.
+  detail::WakeList wake_list() const noexcept { return detail::WakeList(*rt_, binding_ != 0); }
+
   class Lock {
    public:
     explicit Lock(const Channel& c) noexcept : lock_(c.binding_ != 0 ? nullptr : &c.lock_) {
