@@ -55,75 +55,64 @@ void BM_SteadyClockNow_Interposed(benchmark::State& state) {
 }
 BENCHMARK(BM_SteadyClockNow_Interposed);
 
+// The loop every lock benchmark times: take the lock, touch what it guards, release it.
+template <class Lock, class Unlock>
+void lock_unlock_loop(benchmark::State& state, Lock lock, Unlock unlock) {
+  long counter = 0;
+  for (auto _ : state) {
+    lock();
+    benchmark::DoNotOptimize(++counter);
+    unlock();
+  }
+}
+
 void BM_MutexLockUnlock_Real(benchmark::State& state) {
   auto* lock = real<decltype(pthread_mutex_lock)>("pthread_mutex_lock");
   auto* unlock = real<decltype(pthread_mutex_unlock)>("pthread_mutex_unlock");
   static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-  long counter = 0;
-  for (auto _ : state) {
-    lock(&m);
-    benchmark::DoNotOptimize(++counter);
-    unlock(&m);
-  }
+  lock_unlock_loop(
+      state, [&] { lock(&m); }, [&] { unlock(&m); });
 }
 BENCHMARK(BM_MutexLockUnlock_Real);
 
 void BM_StdMutexLockUnlock_Interposed(benchmark::State& state) {
   static std::mutex m;
-  long counter = 0;
-  for (auto _ : state) {
-    m.lock();
-    benchmark::DoNotOptimize(++counter);
-    m.unlock();
-  }
+  lock_unlock_loop(
+      state, [] { m.lock(); }, [] { m.unlock(); });
 }
 BENCHMARK(BM_StdMutexLockUnlock_Interposed);
 
-void BM_RwlockReadLockUnlock_Real(benchmark::State& state) {
-  auto* lock = real<decltype(pthread_rwlock_rdlock)>("pthread_rwlock_rdlock");
+// glibc's rwlock taken for reading (`lock_name` "pthread_rwlock_rdlock") or for writing
+// ("pthread_rwlock_wrlock"), through the real functions.
+void rwlock_real_loop(benchmark::State& state, const char* lock_name) {
+  auto* lock = real<decltype(pthread_rwlock_rdlock)>(lock_name);
   auto* unlock = real<decltype(pthread_rwlock_unlock)>("pthread_rwlock_unlock");
   static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
-  long counter = 0;
-  for (auto _ : state) {
-    lock(&rw);
-    benchmark::DoNotOptimize(++counter);
-    unlock(&rw);
-  }
+  lock_unlock_loop(
+      state, [&] { lock(&rw); }, [&] { unlock(&rw); });
+}
+
+void BM_RwlockReadLockUnlock_Real(benchmark::State& state) {
+  rwlock_real_loop(state, "pthread_rwlock_rdlock");
 }
 BENCHMARK(BM_RwlockReadLockUnlock_Real);
 
 void BM_SharedMutexLockSharedUnlock_Interposed(benchmark::State& state) {
   static std::shared_mutex m;
-  long counter = 0;
-  for (auto _ : state) {
-    m.lock_shared();
-    benchmark::DoNotOptimize(++counter);
-    m.unlock_shared();
-  }
+  lock_unlock_loop(
+      state, [] { m.lock_shared(); }, [] { m.unlock_shared(); });
 }
 BENCHMARK(BM_SharedMutexLockSharedUnlock_Interposed);
 
 void BM_RwlockWriteLockUnlock_Real(benchmark::State& state) {
-  auto* lock = real<decltype(pthread_rwlock_wrlock)>("pthread_rwlock_wrlock");
-  auto* unlock = real<decltype(pthread_rwlock_unlock)>("pthread_rwlock_unlock");
-  static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
-  long counter = 0;
-  for (auto _ : state) {
-    lock(&rw);
-    benchmark::DoNotOptimize(++counter);
-    unlock(&rw);
-  }
+  rwlock_real_loop(state, "pthread_rwlock_wrlock");
 }
 BENCHMARK(BM_RwlockWriteLockUnlock_Real);
 
 void BM_SharedMutexLockUnlock_Interposed(benchmark::State& state) {
   static std::shared_mutex m;
-  long counter = 0;
-  for (auto _ : state) {
-    m.lock();
-    benchmark::DoNotOptimize(++counter);
-    m.unlock();
-  }
+  lock_unlock_loop(
+      state, [] { m.lock(); }, [] { m.unlock(); });
 }
 BENCHMARK(BM_SharedMutexLockUnlock_Interposed);
 
