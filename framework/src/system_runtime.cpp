@@ -86,9 +86,9 @@ constexpr Duration kForever = std::chrono::hours(1'000'000);
 // on the processor (65 cycles, 27 ns, on the AMD EPYC measured in docs/PERFORMANCE.md), so
 // kSpins pauses are a few microseconds there, about what the sleep and wake-up it saves would
 // cost. The spin is the same for every wait: an adaptive bound (halved after each wait the spin
-// did not catch, down to 16 pauses) settled at 16, shorter than a notify takes to reach a waiter
-// through a CondVar, so it caught almost nothing and an idle pool worker slept at every wait
-// (docs/PERFORMANCE.md, "Idle workers woken last in, first out"). A bound of 2,048 (55 us there)
+// did not catch, down to 16 pauses) settled at 16 under a pool of empty jobs, whose workers then
+// slept twice as often per job as with this fixed bound (docs/PERFORMANCE.md, "Idle workers woken
+// last in, first out"). A bound of 2,048 (55 us there)
 // made a pool of empty jobs flip, run to run, into a regime of spinning threads at a third of
 // the throughput (docs/PERFORMANCE.md, "The pool at the ceiling").
 constexpr int kSpins = 256;

@@ -9,17 +9,16 @@
 // on its own CondVar; a job queued while idle_ is not empty pops the top (the worker that went
 // idle last) and notifies that worker's CondVar. On real threads the worker that went idle last
 // is the one most likely still spinning in its park (the system runtime spins before it sleeps),
-// so the wake-up costs no system call on either side, and its caches are the warmest; the worker
-// idle longest sleeps on. (Go keeps its idle processors in a LIFO list for the same reasons.) With
-// one CondVar for all the idle workers, the notify went to the longest-idle one (CondVar wakes in
-// FIFO order), asleep on its futex, while the worker that had just gone idle spun for nothing and
-// then slept too; and the job was often taken first by a worker back from its previous job, so
-// that the woken one found nothing to do. Waiting submitters are resumed one at a time: a worker
-// that leaves room_to_resume free slots wakes one (room_resuming_ says one is on its way), and each
-// resumed submitter wakes the next while room remains. A worker's loop takes the lock once per job
-// in the steady state: the critical section that accounts for the previous job also takes the next
-// one. Jobs, their contexts and their completion callbacks run, and are destroyed, outside the
-// lock.
+// where a wake-up costs no system call, and its caches are the warmest; the worker idle longest
+// sleeps on. (Go keeps its idle processors in a LIFO list for the same reasons.) With one CondVar
+// for all the idle workers, the notify went to the longest-idle one (CondVar wakes in FIFO order),
+// and a fifth of those wake-ups found the queue already emptied by another worker; woken last in,
+// first out, a twentieth (docs/PERFORMANCE.md, "Idle workers woken last in, first out"). Waiting
+// submitters are resumed one at a time: a worker that leaves room_to_resume free slots wakes one
+// (room_resuming_ says one is on its way), and each resumed submitter wakes the next while room
+// remains. A worker's loop takes the lock once per job in the steady state: the critical section
+// that accounts for the previous job also takes the next one. Jobs, their contexts and their
+// completion callbacks run, and are destroyed, outside the lock.
 //
 // Clock reads (PoolOptions::measure_latency, or aging): one per submit, outside the lock (the
 // moment queued), and one per job in a worker's steady state, after the job and before the lock:
