@@ -6,10 +6,9 @@
 // sleeps. prepare() binds a Waiter to the calling thread's Parker. unpark() reads the Parker from
 // the Waiter, sets the waiter's notified flag (release), then puts a token in the Parker and makes
 // the futex system call only if the thread sleeps: after the flag is set, the woken thread may
-// return and destroy the Waiter, so unpark never touches it again. park() first spins, a bounded
-// and adaptive number of rounds (kMinSpins to kMaxSpins `pause`s, doubled after a wait that the
-// spin caught, halved after one it did not), watching the waiter's flag; then it sleeps on the
-// futex, taking tokens, until the flag is set or the deadline passes.
+// return and destroy the Waiter, so unpark never touches it again. park() first spins, kSpins
+// `pause` rounds watching the waiter's flag; then it sleeps on the futex, taking tokens, until the
+// flag is set or the deadline passes.
 //
 // Spinning only where it can pay (Go's scheduler rule, runtime/proc.go: an M spins only while
 // there are idle processors and fewer spinning Ms than half the busy ones). A spin saves the
@@ -82,16 +81,17 @@ namespace {
 // the standard library can never overflow (about 114 years).
 constexpr Duration kForever = std::chrono::hours(1'000'000);
 
-// Bounds of a parker's adaptive spin, in `pause` rounds. A futex sleep and wake-up cost a few
-// microseconds of system calls and scheduling on each side. A pause takes from about ten to
-// about 140 cycles depending on the processor (65 cycles, 27 ns, on the AMD EPYC measured in
-// docs/PERFORMANCE.md), so kMaxSpins pauses are a few microseconds there, about what the sleep
-// and wake-up it saves would cost; the spin reaches it only after waits that spinning caught,
-// and halves after each one it did not. A bound of 2,048 (55 us there) made a pool of empty jobs
-// flip, run to run, into a regime of spinning threads at a third of the throughput
-// (docs/PERFORMANCE.md, "The pool at the ceiling").
-constexpr int kMinSpins = 16;
-constexpr int kMaxSpins = 256;
+// A parker's spin, in `pause` rounds. A futex sleep and wake-up cost a few microseconds of system
+// calls and scheduling on each side. A pause takes from about ten to about 140 cycles depending
+// on the processor (65 cycles, 27 ns, on the AMD EPYC measured in docs/PERFORMANCE.md), so
+// kSpins pauses are a few microseconds there, about what the sleep and wake-up it saves would
+// cost. The spin is the same for every wait: an adaptive bound (halved after each wait the spin
+// did not catch, down to 16 pauses) settled at 16 under a pool of empty jobs, whose workers then
+// slept twice as often per job as with this fixed bound (docs/PERFORMANCE.md, "Idle workers woken
+// last in, first out"). A bound of 2,048 (55 us there)
+// made a pool of empty jobs flip, run to run, into a regime of spinning threads at a third of
+// the throughput (docs/PERFORMANCE.md, "The pool at the ceiling").
+constexpr int kSpins = 256;
 
 // The spin rule's counts (see "Spinning only where it can pay").
 struct SpinCensus {
@@ -125,7 +125,6 @@ struct Parker {
   static constexpr std::uint32_t kSleeping = ~std::uint32_t{0};
 
   std::atomic<std::uint32_t> word{kEmpty};
-  int spins = kMinSpins;  // Only its thread reads and writes it.
   Parker* next_free = nullptr;
 
   // Takes a token if there is one, else sleeps until one comes, `timeout` elapses (nullptr:
@@ -285,19 +284,12 @@ class SystemRuntime final : public Runtime {
     SpinCensus& census = spin_census();
     if (census.begin_spin()) {
       bool caught = false;
-      for (int i = 0; i < parker->spins; ++i) {
+      for (int i = 0; i < kSpins && !caught; ++i) {
         detail::cpu_relax();
-        if (waiter.notified()) {
-          caught = true;
-          break;
-        }
+        caught = waiter.notified();
       }
       census.spin_ended();
-      if (caught) {
-        parker->spins = std::min(parker->spins * 2, kMaxSpins);
-        return ParkResult::notified;
-      }
-      parker->spins = std::max(parker->spins / 2, kMinSpins);
+      if (caught) return ParkResult::notified;
     }
     for (;;) {
       if (waiter.notified()) return ParkResult::notified;

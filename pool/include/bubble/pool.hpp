@@ -42,6 +42,12 @@ namespace bubble {
 // they became non-empty; within a tenant, first in, first out. A tenant that already has
 // PoolOptions::max_running_per_tenant jobs running is skipped until one of them ends.
 //
+// Which worker runs it. A job queued while workers are idle wakes one of them at once, the one
+// that went idle last (idle workers are woken last in, first out: on real threads the one most
+// likely still spinning before it sleeps, with the warmest caches), and each further job queued
+// wakes one more idle worker while there are jobs for them; a worker back from a job takes the
+// next one without waiting.
+//
 // How a job runs. Each job runs with a context that ends when either its submitter's context
 // ends or the pool is cancelled (at a shutdown deadline, or by the destructor). A job taken after
 // the pool was cancelled starts with a context that is already done, and should return at once.

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
+#include <bubble/latch.hpp>
 #include <bubble/notification.hpp>
 #include <bubble/pool.hpp>
 #include <bubble/runtime.hpp>
@@ -265,6 +267,30 @@ TEST(PoolSmoke, ConcurrentShutdownsAndSubmitsLoseNothing) {
 }
 
 // Exceptions derived from std::exception are caught and reported; the worker keeps serving.
+// Property: a job queued while workers are idle always runs, however the submitter's wake-ups
+// (of the worker that went idle last) and the workers' idle waits interleave. 3,000 rounds of a
+// burst of 1 to 4 jobs from one submitter, each round waiting until its jobs have run, so that
+// the workers go idle between rounds and every round wakes some of them; a lost wake-up hangs
+// the round (the test's timeout), a wrong count fails it.
+TEST(PoolSmoke, BurstsAfterIdleWorkersAlwaysRun) {
+  constexpr int kRounds = 3000;
+  Pool pool({.workers = 3, .queue_capacity = 4, .name = "bursts"}, bubble::system_runtime());
+  std::uint64_t jobs = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const int burst = 1 + round % 4;
+    bubble::Latch ran(burst, bubble::system_runtime());
+    for (int i = 0; i < burst; ++i) {
+      ASSERT_FALSE(pool.submit(Context::background(), [&ran] { ran.count_down(); }));
+    }
+    ran.wait();
+    jobs += static_cast<std::uint64_t>(burst);
+  }
+  EXPECT_FALSE(pool.shutdown());
+  const bubble::PoolStats s = pool.stats();
+  EXPECT_EQ(s.completed, jobs);
+  EXPECT_EQ(s.busy_workers, 0);
+}
+
 TEST(PoolSmoke, ThrowingJobsAreCountedAndTheWorkerKeepsServing) {
   Pool pool({.workers = 1}, bubble::system_runtime());
   std::atomic<int> failures{0};
