@@ -105,8 +105,13 @@ class Channel {
                                      SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::send");
     const WaitInfo what{"Channel::send", id_, where};
-    if (rt_->controlled()) rt_->schedule_point(what);
-    {
+    if (binding_ != 0) {  // A bubble (controlled): no lock, wake-ups at once (see wake_list).
+      rt_->schedule_point(what);
+      if (ctx.done()) return ctx.err();
+      if (closed_) return errc::closed;
+      detail::UnparkAtOnce wake(*rt_);
+      if (offer_locked(value, wake)) return {};
+    } else {
       detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
@@ -240,8 +245,13 @@ class Channel {
 
   Result<T> receive_impl(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     detail::check_caller(binding_, rt_, "Channel", id_, what.kind.data());
-    if (rt_->controlled()) rt_->schedule_point(what);
-    {
+    if (binding_ != 0) {  // A bubble, as in send.
+      rt_->schedule_point(what);
+      if (ctx.done()) return ctx.err();
+      detail::UnparkAtOnce wake(*rt_);
+      if (std::optional<T> v = take_locked(wake)) return std::move(*v);
+      if (closed_) return errc::closed;
+    } else {
       detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
@@ -402,7 +412,9 @@ class Channel {
   };
 
   // Gives `value` to the longest-waiting receiver or to the buffer; false if neither can take it.
-  bool offer_locked(T& value, detail::WakeList& wake) noexcept {
+  // `wake` (a detail::WakeList, or detail::UnparkAtOnce in a bubble) gets the receiver it wakes.
+  template <class Wake>
+  bool offer_locked(T& value, Wake& wake) noexcept {
     if (Waiter* r = detail::pop_claimed(receivers_)) {
       static_cast<std::optional<T>*>(r->data)->emplace(std::move(value));
       r->status = kDone;
@@ -417,8 +429,10 @@ class Channel {
   }
 
   // Takes the oldest buffered value (refilling the buffer from the longest-waiting sender) or,
-  // unbuffered, the value of the longest-waiting sender; nullopt if there is none.
-  std::optional<T> take_locked(detail::WakeList& wake) noexcept {
+  // unbuffered, the value of the longest-waiting sender; nullopt if there is none. `wake` as in
+  // offer_locked.
+  template <class Wake>
+  std::optional<T> take_locked(Wake& wake) noexcept {
     if (count_ > 0) {
       std::optional<T> v = pop_locked();
       if (Waiter* s = detail::pop_claimed(senders_)) {
