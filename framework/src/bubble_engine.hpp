@@ -284,8 +284,11 @@ class Bubble final : public Runtime {
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
   void record(std::uint32_t idx);
+  // record's pick other than 0: appends the zeros pending, then idx. Inline when no zero is
+  // pending and the vector has room (half of random's picks other than 0), else the slow half.
   void record_pick(std::uint32_t idx);
-  static constexpr std::uint64_t kFewZeros = 8;  // record_pick appends this many one by one.
+  [[gnu::noinline]] void record_pick_slow(std::uint32_t idx);
+  static constexpr std::uint64_t kFewZeros = 8;  // record_pick_slow appends this many one by one.
   void step(const WaitInfo* what);
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
   [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
@@ -465,6 +468,15 @@ inline void Bubble::record(std::uint32_t idx) {
     return;
   }
   record_pick(idx);
+}
+
+inline void Bubble::record_pick(std::uint32_t idx) {
+  std::vector<std::uint32_t>& picks = schedule_.picks;
+  if (zeros_pending_ == 0 && picks.size() != picks.capacity()) [[likely]] {
+    picks.push_back(idx);
+    return;
+  }
+  record_pick_slow(idx);
 }
 
 inline void Bubble::make_runnable(BThread* t) noexcept {

@@ -259,6 +259,14 @@ void Bubble::schedule_point(const WaitInfo& what) {
 }
 
 void Bubble::decide_at_point(BThread* t) {
+  if (uniform_ != nullptr && !unwinding_) [[likely]] {
+    // decide(t, nullptr) when the engine draws itself: the candidates are t and the run queue,
+    // which is not empty, so there are at least two.
+    const std::uint32_t idx = uniform_->below(queue_.size() + 1);
+    record(idx);
+    if (idx != 0) preempt(t, idx - 1);
+    return;
+  }
   const std::size_t idx = decide(t, nullptr);
   if (idx != 0) preempt(t, idx - 1);
 }
@@ -329,7 +337,7 @@ std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
   return idx;
 }
 
-void Bubble::record_pick(std::uint32_t idx) {
+void Bubble::record_pick_slow(std::uint32_t idx) {
   if (zeros_pending_ <= kFewZeros) {
     // The usual case under random (a pick other than 0 at every other decision): no call to
     // the vector's range insert.
