@@ -290,6 +290,7 @@ class Bubble final : public Runtime {
   [[gnu::noinline]] void record_pick_slow(std::uint32_t idx);
   static constexpr std::uint64_t kFewZeros = 8;  // record_pick_slow appends this many one by one.
   void step(const WaitInfo* what);
+  void step_of(BThread* t, const WaitInfo& what);  // step(&what) where t is current_.
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
   [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
   // A scheduling point's decision among [t, queue...] (a strategy that may preempt, a non-empty
@@ -407,7 +408,10 @@ class Bubble final : public Runtime {
   bool tracing_ = false;
   bool capture_stacks_ = false;  // Options::symbolize_stacks is set.
   bool fifo_ = false;            // The strategy is fifo (a fast path at scheduling points).
-  bool os_threads_ = false;      // Options::thread_model is os_threads.
+  // tracing_ || capture_stacks_ || failed_, kept up to date where those are set: the one flag
+  // the fast paths of park and schedule_point test for all three.
+  bool off_fast_path_ = false;
+  bool os_threads_ = false;  // Options::thread_model is os_threads.
   // ThreadModel::os_threads: the OS threads of exited bubble threads, not yet joined.
   std::vector<pthread_t> exited_os_threads_;
   // The interposer's state of the run (Options::intercept_std), destroyed when the run ends.
@@ -457,6 +461,14 @@ inline void Bubble::step(const WaitInfo* what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
   if (current_ != nullptr && what != nullptr) current_->what = *what;
+  if (s >= next_step_event_) [[unlikely]]
+    step_event(s);
+}
+
+inline void Bubble::step_of(BThread* t, const WaitInfo& what) {
+  const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
+  steps_.store(s, std::memory_order_relaxed);
+  t->what = what;
   if (s >= next_step_event_) [[unlikely]]
     step_event(s);
 }

@@ -145,9 +145,8 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   maybe_unwind(t);
   if (waiter.notified()) return ParkResult::notified;
   if (unwinding_) teardown_guard();
-  step(&what);
-  if (deadline != kNoDeadline || queue_.size() != 1 || failed_ || tracing_ || capture_stacks_ ||
-      timer_due()) [[unlikely]] {
+  step_of(t, what);
+  if (deadline != kNoDeadline || queue_.size() != 1 || off_fast_path_ || timer_due()) [[unlikely]] {
     return park_general(t, waiter, deadline, what);
   }
   // The direct hand-off (Go's runnext): exactly one thread is runnable (typically the one this
@@ -245,7 +244,8 @@ void Bubble::schedule_point(const WaitInfo& what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
   t->what = what;
-  if (s >= next_step_event_ || tracing_ || failed_ || timer_due()) [[unlikely]] {
+  // off_fast_path_ also holds with capture_stacks_, for which the slow path does the same.
+  if (s >= next_step_event_ || off_fast_path_ || timer_due()) [[unlikely]] {
     schedule_point_slow(t, what, s);
     return;
   }
