@@ -292,9 +292,14 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
 
 // schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
 void Bubble::preempt(BThread* t, std::size_t i) {
-  BThread* next = queue_.take(i);
   t->state = ThreadState::runnable;
-  queue_.push_back(t);
+  BThread* next;
+  if (queue_.size() == 1) {  // Two runnable threads (a ping-pong): they trade places.
+    next = queue_.exchange_single(t);
+  } else {
+    next = queue_.take(i);
+    queue_.push_back(t);
+  }
   run_instead(t, next);
 }
 
