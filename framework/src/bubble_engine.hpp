@@ -297,6 +297,9 @@ class Bubble final : public Runtime {
   // run queue): t keeps running or is preempted. Out of line, to keep fifo's path short.
   [[gnu::noinline]] void decide_at_point(BThread* t);
   void step_event(std::uint64_t s);
+  // unpark's part for a thread with a park deadline or when tracing: cancels the deadline's timer,
+  // records the wake-up, then makes t runnable. Out of line, to keep unpark a leaf.
+  [[gnu::noinline]] void unpark_slow(BThread* t) noexcept;
   void update_next_step_event();
   bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
   void make_runnable(BThread* t) noexcept;

@@ -206,12 +206,19 @@ void Bubble::unpark(Waiter& waiter) noexcept {
   mark_notified(waiter);
   auto* t = static_cast<BThread*>(thread_slot(waiter));
   if (t == nullptr || t->state != ThreadState::blocked || t->waiter != &waiter) return;
+  if (t->park_timer != 0 || tracing_) [[unlikely]] {
+    unpark_slow(t);
+    return;
+  }
+  make_runnable(t);
+}
+
+void Bubble::unpark_slow(BThread* t) noexcept {
   if (t->park_timer != 0) {
     cancel_timer(t->park_timer);
     t->park_timer = 0;
   }
-  if (tracing_) [[unlikely]]
-    trace_wake(t);
+  if (tracing_) trace_wake(t);
   make_runnable(t);
 }
 
