@@ -345,6 +345,14 @@ class Channel {
       park_until_done(waiter, queue, deadline, what);
       return waiter.status;
     }
+    return await_cancellable(waiter, queue, ctx, deadline, what);
+  }
+
+  // await with a context that can end: out of line, so that the hot path above (inlined into
+  // send and receive) saves no registers for the callback's registration.
+  [[gnu::noinline]] int await_cancellable(Waiter& waiter, detail::WaitQueue& queue,
+                                          const Context& ctx, TimePoint deadline,
+                                          const WaitInfo& what) {
     {
       // Ends the wait with kCanceled when ctx ends; its destructor waits for a callback that is
       // still running, so `waiter` outlives it. The lock is the one Lock takes.
