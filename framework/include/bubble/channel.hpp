@@ -377,20 +377,26 @@ class Channel {
       if (waiter.queued()) queue.remove(waiter);
       throw;
     }
-    if (parked == ParkResult::timed_out) {
-      bool dequeued;
-      {
-        Lock lock(*this);
-        dequeued = !waiter.queued();
-        if (!dequeued) {
-          queue.remove(waiter);
-          waiter.status = kTimedOut;
-        }
+    if (parked == ParkResult::timed_out) [[unlikely]]
+      finish_timed_out(waiter, queue, what);
+  }
+
+  // park_until_done after a timeout: dequeues the waiter and sets kTimedOut, or, if a waker
+  // dequeued it first, waits for that waker's unpark. Out of line: a timeout is a wait's rare end.
+  [[gnu::noinline]] void finish_timed_out(Waiter& waiter, detail::WaitQueue& queue,
+                                          const WaitInfo& what) {
+    bool dequeued;
+    {
+      Lock lock(*this);
+      dequeued = !waiter.queued();
+      if (!dequeued) {
+        queue.remove(waiter);
+        waiter.status = kTimedOut;
       }
-      // A waker got there first: its result stands; wait for its unpark.
-      if (dequeued) {
-        while (rt_->park(waiter, kNoDeadline, what) != ParkResult::notified) {
-        }
+    }
+    // A waker got there first: its result stands; wait for its unpark.
+    if (dequeued) {
+      while (rt_->park(waiter, kNoDeadline, what) != ParkResult::notified) {
       }
     }
   }
