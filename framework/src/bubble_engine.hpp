@@ -284,15 +284,22 @@ class Bubble final : public Runtime {
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
   void record(std::uint32_t idx);
+  // record's pick other than 0: appends the zeros pending, then idx. Inline when no zero is
+  // pending and the vector has room (half of random's picks other than 0), else the slow half.
   void record_pick(std::uint32_t idx);
-  static constexpr std::uint64_t kFewZeros = 8;  // record_pick appends this many one by one.
+  [[gnu::noinline]] void record_pick_slow(std::uint32_t idx);
+  static constexpr std::uint64_t kFewZeros = 8;  // record_pick_slow appends this many one by one.
   void step(const WaitInfo* what);
+  void step_of(BThread* t, const WaitInfo& what);  // step(&what) where t is current_.
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
   [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
   // A scheduling point's decision among [t, queue...] (a strategy that may preempt, a non-empty
   // run queue): t keeps running or is preempted. Out of line, to keep fifo's path short.
   [[gnu::noinline]] void decide_at_point(BThread* t);
   void step_event(std::uint64_t s);
+  // unpark's part for a thread with a park deadline or when tracing: cancels the deadline's timer,
+  // records the wake-up, then makes t runnable. Out of line, to keep unpark a leaf.
+  [[gnu::noinline]] void unpark_slow(BThread* t) noexcept;
   void update_next_step_event();
   bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
   void make_runnable(BThread* t) noexcept;
@@ -404,7 +411,10 @@ class Bubble final : public Runtime {
   bool tracing_ = false;
   bool capture_stacks_ = false;  // Options::symbolize_stacks is set.
   bool fifo_ = false;            // The strategy is fifo (a fast path at scheduling points).
-  bool os_threads_ = false;      // Options::thread_model is os_threads.
+  // tracing_ || capture_stacks_ || failed_, kept up to date where those are set: the one flag
+  // the fast paths of park and schedule_point test for all three.
+  bool off_fast_path_ = false;
+  bool os_threads_ = false;  // Options::thread_model is os_threads.
   // ThreadModel::os_threads: the OS threads of exited bubble threads, not yet joined.
   std::vector<pthread_t> exited_os_threads_;
   // The interposer's state of the run (Options::intercept_std), destroyed when the run ends.
@@ -458,6 +468,14 @@ inline void Bubble::step(const WaitInfo* what) {
     step_event(s);
 }
 
+inline void Bubble::step_of(BThread* t, const WaitInfo& what) {
+  const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
+  steps_.store(s, std::memory_order_relaxed);
+  t->what = what;
+  if (s >= next_step_event_) [[unlikely]]
+    step_event(s);
+}
+
 inline void Bubble::record(std::uint32_t idx) {
   ++schedule_.decisions;
   if (idx == 0) {
@@ -465,6 +483,15 @@ inline void Bubble::record(std::uint32_t idx) {
     return;
   }
   record_pick(idx);
+}
+
+inline void Bubble::record_pick(std::uint32_t idx) {
+  std::vector<std::uint32_t>& picks = schedule_.picks;
+  if (zeros_pending_ == 0 && picks.size() != picks.capacity()) [[likely]] {
+    picks.push_back(idx);
+    return;
+  }
+  record_pick_slow(idx);
 }
 
 inline void Bubble::make_runnable(BThread* t) noexcept {

@@ -78,6 +78,7 @@ std::string Bubble::thread_report() const {
 void Bubble::fail(std::string message, bool deadlock) {
   if (failed_) return;
   failed_ = true;
+  off_fast_path_ = true;
   deadlock_ = deadlock;
   std::string text = "bubble: " + (deadlock ? std::string("deadlock: ") : std::string()) + message +
                      when() + " in " + name_ + "\n";

@@ -88,6 +88,7 @@ Bubble::Bubble(const Options& options)
     tracing_ = true;
   }
   capture_stacks_ = static_cast<bool>(options.symbolize_stacks);
+  off_fast_path_ = tracing_ || capture_stacks_;
   os_threads_ = options.thread_model == ThreadModel::os_threads;
   if (os_threads_) main_.baton = std::make_unique<detail::Baton>();
   update_next_step_event();

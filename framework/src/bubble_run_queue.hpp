@@ -57,6 +57,15 @@ class RunQueue {
     --size_;
     return t;
   }
+  // take(0) then push_back(t) when exactly one thread is queued (size() == 1): returns that
+  // thread and leaves t alone in the queue, without the pushes' overflow check.
+  T* exchange_single(T* t) noexcept {
+    T*& slot = buf_[head_];
+    T* const taken = slot;
+    slot = t;
+    return taken;
+  }
+
   void clear() noexcept { size_ = head_ = 0; }
 
  private:

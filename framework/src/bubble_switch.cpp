@@ -145,9 +145,8 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   maybe_unwind(t);
   if (waiter.notified()) return ParkResult::notified;
   if (unwinding_) teardown_guard();
-  step(&what);
-  if (deadline != kNoDeadline || queue_.size() != 1 || failed_ || tracing_ || capture_stacks_ ||
-      timer_due()) [[unlikely]] {
+  step_of(t, what);
+  if (deadline != kNoDeadline || queue_.size() != 1 || off_fast_path_ || timer_due()) [[unlikely]] {
     return park_general(t, waiter, deadline, what);
   }
   // The direct hand-off (Go's runnext): exactly one thread is runnable (typically the one this
@@ -207,12 +206,19 @@ void Bubble::unpark(Waiter& waiter) noexcept {
   mark_notified(waiter);
   auto* t = static_cast<BThread*>(thread_slot(waiter));
   if (t == nullptr || t->state != ThreadState::blocked || t->waiter != &waiter) return;
+  if (t->park_timer != 0 || tracing_) [[unlikely]] {
+    unpark_slow(t);
+    return;
+  }
+  make_runnable(t);
+}
+
+void Bubble::unpark_slow(BThread* t) noexcept {
   if (t->park_timer != 0) {
     cancel_timer(t->park_timer);
     t->park_timer = 0;
   }
-  if (tracing_) [[unlikely]]
-    trace_wake(t);
+  if (tracing_) trace_wake(t);
   make_runnable(t);
 }
 
@@ -245,7 +251,8 @@ void Bubble::schedule_point(const WaitInfo& what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
   t->what = what;
-  if (s >= next_step_event_ || tracing_ || failed_ || timer_due()) [[unlikely]] {
+  // off_fast_path_ also holds with capture_stacks_, for which the slow path does the same.
+  if (s >= next_step_event_ || off_fast_path_ || timer_due()) [[unlikely]] {
     schedule_point_slow(t, what, s);
     return;
   }
@@ -259,6 +266,14 @@ void Bubble::schedule_point(const WaitInfo& what) {
 }
 
 void Bubble::decide_at_point(BThread* t) {
+  if (uniform_ != nullptr && !unwinding_) [[likely]] {
+    // decide(t, nullptr) when the engine draws itself: the candidates are t and the run queue,
+    // which is not empty, so there are at least two.
+    const std::uint32_t idx = uniform_->below(queue_.size() + 1);
+    record(idx);
+    if (idx != 0) preempt(t, idx - 1);
+    return;
+  }
   const std::size_t idx = decide(t, nullptr);
   if (idx != 0) preempt(t, idx - 1);
 }
@@ -284,9 +299,14 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
 
 // schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
 void Bubble::preempt(BThread* t, std::size_t i) {
-  BThread* next = queue_.take(i);
   t->state = ThreadState::runnable;
-  queue_.push_back(t);
+  BThread* next;
+  if (queue_.size() == 1) {  // Two runnable threads (a ping-pong): they trade places.
+    next = queue_.exchange_single(t);
+  } else {
+    next = queue_.take(i);
+    queue_.push_back(t);
+  }
   run_instead(t, next);
 }
 
@@ -329,7 +349,7 @@ std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
   return idx;
 }
 
-void Bubble::record_pick(std::uint32_t idx) {
+void Bubble::record_pick_slow(std::uint32_t idx) {
   if (zeros_pending_ <= kFewZeros) {
     // The usual case under random (a pick other than 0 at every other decision): no call to
     // the vector's range insert.

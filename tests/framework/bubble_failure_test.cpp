@@ -2,6 +2,7 @@
 // the watchdog and foreign threads.
 
 #include <bubble/bubble.hpp>
+#include <bubble/channel.hpp>
 #include <bubble/notification.hpp>
 
 #include <gtest/gtest-spi.h>
@@ -18,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace {
 
@@ -247,6 +249,61 @@ TEST(BubbleBudget, MaxStepsEndsABusyLoop) {
   } catch (const bubble::RunFailure& e) {
     EXPECT_TRUE(contains(e.what(), "step budget exhausted: Options::max_steps = 1000")) << e.what();
     EXPECT_TRUE(contains(e.what(), "\"spinner\"")) << e.what();
+  }
+}
+
+// A channel ping-pong run with a step budget: how many operations the threads completed before
+// the run failed, and the failure message.
+std::pair<int, std::string> ping_pong_until_the_budget(bubble::Options options) {
+  int completed = 0;
+  try {
+    bubble::run(options, [&](Runtime& rt) {
+      bubble::Channel<int> ping(0, rt);
+      bubble::Channel<int> pong(0, rt);
+      auto echo = rt.spawn("echo", [&] {
+        for (;;) {
+          auto v = ping.receive();
+          if (!v) return;
+          ++completed;
+          if (pong.send(*v)) return;
+          ++completed;
+        }
+      });
+      // The teardown unwinds root first: echo must be gone before the channels are.
+      struct JoinAtExit {
+        bubble::ThreadHandle& thread;
+        ~JoinAtExit() { thread.join(); }
+      } join_at_exit{*echo};
+      for (int i = 0;; ++i) {
+        if (ping.send(i)) return;
+        ++completed;
+        if (!pong.receive()) return;
+        ++completed;
+      }
+    });
+  } catch (const bubble::RunFailure& e) {
+    return {completed, e.what()};
+  }
+  return {completed, "no failure"};
+}
+
+// Property: a run stops where its step budget runs out, whether or not it is traced (a traced
+// run takes the engine's general paths, an untraced one its fast paths, among them the direct
+// hand-off in park): for every budget, every thread completes the same operations before the
+// failure (the teardown included, which lets threads run on for a while before it unwinds them)
+// and the failure reads the same. In this ping-pong every send parks, so the budget runs out in
+// park as well as at scheduling points.
+TEST(BubbleBudget, AStepBudgetStopsTheRunAtTheSameOperationTracedOrNot) {
+  for (const bubble::Strategy& strategy : {bubble::Strategy::fifo(), bubble::Strategy::random(3)}) {
+    for (std::uint64_t budget = 1; budget <= 10; ++budget) {
+      bubble::Options options{.strategy = strategy, .max_steps = budget};
+      const auto untraced = ping_pong_until_the_budget(options);
+      options.trace = true;
+      const auto traced = ping_pong_until_the_budget(options);
+      EXPECT_TRUE(contains(untraced.second, "step budget exhausted")) << untraced.second;
+      EXPECT_EQ(untraced.first, traced.first) << strategy.to_string() << ", budget " << budget;
+      EXPECT_EQ(untraced.second, traced.second) << strategy.to_string() << ", budget " << budget;
+    }
   }
 }
 

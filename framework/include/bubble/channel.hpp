@@ -105,8 +105,13 @@ class Channel {
                                      SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::send");
     const WaitInfo what{"Channel::send", id_, where};
-    if (rt_->controlled()) rt_->schedule_point(what);
-    {
+    if (binding_ != 0) {  // A bubble (controlled): no lock, wake-ups at once (see wake_list).
+      rt_->schedule_point(what);
+      if (ctx.done()) return ctx.err();
+      if (closed_) return errc::closed;
+      detail::UnparkAtOnce wake(*rt_);
+      if (offer_locked(value, wake)) return {};
+    } else {
       detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
@@ -240,8 +245,13 @@ class Channel {
 
   Result<T> receive_impl(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     detail::check_caller(binding_, rt_, "Channel", id_, what.kind.data());
-    if (rt_->controlled()) rt_->schedule_point(what);
-    {
+    if (binding_ != 0) {  // A bubble, as in send.
+      rt_->schedule_point(what);
+      if (ctx.done()) return ctx.err();
+      detail::UnparkAtOnce wake(*rt_);
+      if (std::optional<T> v = take_locked(wake)) return std::move(*v);
+      if (closed_) return errc::closed;
+    } else {
       detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
@@ -335,6 +345,14 @@ class Channel {
       park_until_done(waiter, queue, deadline, what);
       return waiter.status;
     }
+    return await_cancellable(waiter, queue, ctx, deadline, what);
+  }
+
+  // await with a context that can end: out of line, so that the hot path above (inlined into
+  // send and receive) saves no registers for the callback's registration.
+  [[gnu::noinline]] int await_cancellable(Waiter& waiter, detail::WaitQueue& queue,
+                                          const Context& ctx, TimePoint deadline,
+                                          const WaitInfo& what) {
     {
       // Ends the wait with kCanceled when ctx ends; its destructor waits for a callback that is
       // still running, so `waiter` outlives it. The lock is the one Lock takes.
@@ -359,20 +377,26 @@ class Channel {
       if (waiter.queued()) queue.remove(waiter);
       throw;
     }
-    if (parked == ParkResult::timed_out) {
-      bool dequeued;
-      {
-        Lock lock(*this);
-        dequeued = !waiter.queued();
-        if (!dequeued) {
-          queue.remove(waiter);
-          waiter.status = kTimedOut;
-        }
+    if (parked == ParkResult::timed_out) [[unlikely]]
+      finish_timed_out(waiter, queue, what);
+  }
+
+  // park_until_done after a timeout: dequeues the waiter and sets kTimedOut, or, if a waker
+  // dequeued it first, waits for that waker's unpark. Out of line: a timeout is a wait's rare end.
+  [[gnu::noinline]] void finish_timed_out(Waiter& waiter, detail::WaitQueue& queue,
+                                          const WaitInfo& what) {
+    bool dequeued;
+    {
+      Lock lock(*this);
+      dequeued = !waiter.queued();
+      if (!dequeued) {
+        queue.remove(waiter);
+        waiter.status = kTimedOut;
       }
-      // A waker got there first: its result stands; wait for its unpark.
-      if (dequeued) {
-        while (rt_->park(waiter, kNoDeadline, what) != ParkResult::notified) {
-        }
+    }
+    // A waker got there first: its result stands; wait for its unpark.
+    if (dequeued) {
+      while (rt_->park(waiter, kNoDeadline, what) != ParkResult::notified) {
       }
     }
   }
@@ -402,7 +426,9 @@ class Channel {
   };
 
   // Gives `value` to the longest-waiting receiver or to the buffer; false if neither can take it.
-  bool offer_locked(T& value, detail::WakeList& wake) noexcept {
+  // `wake` (a detail::WakeList, or detail::UnparkAtOnce in a bubble) gets the receiver it wakes.
+  template <class Wake>
+  bool offer_locked(T& value, Wake& wake) noexcept {
     if (Waiter* r = detail::pop_claimed(receivers_)) {
       static_cast<std::optional<T>*>(r->data)->emplace(std::move(value));
       r->status = kDone;
@@ -417,8 +443,10 @@ class Channel {
   }
 
   // Takes the oldest buffered value (refilling the buffer from the longest-waiting sender) or,
-  // unbuffered, the value of the longest-waiting sender; nullopt if there is none.
-  std::optional<T> take_locked(detail::WakeList& wake) noexcept {
+  // unbuffered, the value of the longest-waiting sender; nullopt if there is none. `wake` as in
+  // offer_locked.
+  template <class Wake>
+  std::optional<T> take_locked(Wake& wake) noexcept {
     if (count_ > 0) {
       std::optional<T> v = pop_locked();
       if (Waiter* s = detail::pop_claimed(senders_)) {

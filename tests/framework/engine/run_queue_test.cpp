@@ -63,6 +63,30 @@ TEST(RunQueue, TakeFromTheMiddleKeepsTheOthersInOrder) {
   }
 }
 
+// exchange_single(t) with one thread queued is take(0) then push_back(t), wherever the ring's
+// front is (every position of the ring, wrap-around included), and later operations see the
+// queue exactly as they would after take and push_back.
+TEST(RunQueue, ExchangeSingleIsTakeThenPushBackAtEveryPosition) {
+  std::vector<Item> items{{1}, {2}, {3}};
+  RunQueue<Item> q;
+  q.reserve(3);
+  const std::size_t capacity = q.capacity();
+  for (std::size_t shift = 0; shift < capacity + 1; ++shift) {
+    q.push_back(&items[0]);
+    EXPECT_EQ(q.exchange_single(&items[1])->id, 1) << "shift " << shift;
+    EXPECT_EQ(ids(q), (std::vector<int>{2})) << "shift " << shift;
+    q.push_back(&items[2]);
+    q.push_front(&items[0]);
+    EXPECT_EQ(ids(q), (std::vector<int>{1, 2, 3})) << "shift " << shift;
+    // Empty it, then move the front one slot on for the next round.
+    while (!q.empty()) (void)q.take(0);
+    for (std::size_t k = 0; k <= shift; ++k) {
+      q.push_back(&items[0]);
+      (void)q.take(0);
+    }
+  }
+}
+
 TEST(RunQueue, ReserveKeepsTheContentsAcrossGrowthAndWrapAround) {
   std::vector<Item> items(100);
   for (int i = 0; i < 100; ++i) items[i].id = i;

@@ -57,4 +57,21 @@ class WakeList {
   IntrusiveList<Waiter, &Waiter::wake_hook> waiters_;
 };
 
+// The wake-ups of a primitive's call on a controlled runtime, where it takes no lock: add()
+// unparks at once, as a WakeList made `immediate` does, without the list the compiler cannot
+// prove stays empty (no destructor, no test of the flag). Use it only where such a WakeList
+// would be immediate.
+class UnparkAtOnce {
+ public:
+  explicit UnparkAtOnce(Runtime& rt) noexcept : rt_(rt) {}
+  UnparkAtOnce(const UnparkAtOnce&) = delete;
+  UnparkAtOnce& operator=(const UnparkAtOnce&) = delete;
+
+  // Unparks `w`, which the caller has just removed from its queue.
+  void add(Waiter& w) noexcept { rt_.unpark(w); }
+
+ private:
+  Runtime& rt_;
+};
+
 }  // namespace bubble::detail
