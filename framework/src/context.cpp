@@ -251,10 +251,8 @@ using detail::ContextState;
 
 Context::Context() : Context(background()) {}
 
-const Context& Context::background() noexcept {
-  // Never destroyed: usable from static destructors and detached threads at exit.
-  static const Context* const background = new Context(std::make_shared<ContextState>());
-  return *background;
+const Context* Context::make_background() {
+  return new Context(std::make_shared<ContextState>());
 }
 
 std::pair<Context, CancelFunc> Context::with_cancel(const Context& parent) {

@@ -76,7 +76,12 @@ class Context {
   // The root context: never done, no deadline, no cause. One process-wide shared state, usable
   // from every runtime. Returned by reference to one process-wide handle, so using it (for example
   // as a default argument) costs no reference-count traffic; copy it freely.
-  static const Context& background() noexcept;
+  static const Context& background() noexcept {
+    // Inline, because every call that takes a context defaults to this one: the hot paths of
+    // the primitives read it without a call.
+    static const Context* const background = make_background();
+    return *background;
+  }
 
   // Where the runtime goes: every factory here that needs a clock (with_deadline, with_timeout)
   // takes the runtime last, defaulting to current_runtime(), as everywhere in bubble. with_cancel
@@ -162,6 +167,9 @@ class Context {
   friend class Callback;
   friend struct detail::ContextAccess;
   friend class detail::ContextState;
+  // The background context's one handle, made on the first call of background() and never
+  // destroyed: usable from static destructors and detached threads at exit.
+  static const Context* make_background();
   explicit Context(std::shared_ptr<detail::ContextStateBase> state) noexcept
       : state_(std::move(state)) {}
   const detail::ContextStateBase* state_base() const noexcept { return state_.get(); }
