@@ -2,18 +2,14 @@
 //
 // One bubble::Mutex guards everything: the queue (pool_queue.hpp), the counters and histograms,
 // the flags and the worker/waiter counts. CondVars hang off it: one per worker, where it waits
-// while idle (idle_cvs_; worker 0's is work_cv_), room_cv_ (submitters wait for room) and
-// stopped_cv_ (shutdown waits for the workers to stop).
+// while idle (pool_idle_workers.hpp; worker 0's is work_cv_), room_cv_ (submitters wait for room)
+// and stopped_cv_ (shutdown waits for the workers to stop).
 //
-// Idle workers are woken last in, first out: an idle worker pushes its number on idle_ and waits
-// on its own CondVar; a job queued while idle_ is not empty pops the top (the worker that went
-// idle last) and notifies that worker's CondVar. On real threads the worker that went idle last
-// is the one most likely still spinning in its park (the system runtime spins before it sleeps),
-// where a wake-up costs no system call, and its caches are the warmest; the worker idle longest
-// sleeps on. (Go keeps its idle processors in a LIFO list for the same reasons.) With one CondVar
-// for all the idle workers, the notify went to the longest-idle one (CondVar wakes in FIFO order),
-// and a fifth of those wake-ups found the queue already emptied by another worker; woken last in,
-// first out, a twentieth (docs/PERFORMANCE.md, "Idle workers woken last in, first out"). Waiting
+// Idle workers are woken last in, first out (pool_idle_workers.hpp): a job queued while a worker
+// is idle wakes the one that went idle last. With one CondVar for all the idle workers the notify
+// went to the longest-idle one, and a fifth of those wake-ups found the queue already emptied by
+// another worker; woken last in, first out, a twentieth (docs/PERFORMANCE.md, "Idle workers woken
+// last in, first out"). Waiting
 // submitters are resumed one at a time: a worker that leaves room_to_resume free slots wakes one
 // (room_resuming_ says one is on its way), and each resumed submitter wakes the next while room
 // remains. A worker's loop takes the lock once per job in the steady state: the critical section
@@ -45,6 +41,7 @@
 #include <bubble/latency_histogram.hpp>
 #include <bubble/mutex.hpp>
 
+#include "pool_idle_workers.hpp"
 #include "pool_queue.hpp"
 
 namespace bubble {
@@ -109,18 +106,8 @@ class Pool::Impl {
         mu_(opts_.name + ".lock", rt),
         work_cv_(opts_.name + ".work", rt),
         room_cv_(opts_.name + ".room", rt),
-        stopped_cv_(opts_.name + ".stopped", rt) {
-    // Worker 0 waits on work_cv_; the others on CondVars of the same name, made after the pool's
-    // own so that the objects keep their order of creation (and their numbers in reports).
-    const auto workers = static_cast<std::size_t>(opts_.workers);
-    idle_cvs_.reserve(workers);
-    idle_cvs_.push_back(&work_cv_);
-    for (std::size_t i = 1; i < workers; ++i) {
-      more_work_cvs_.push_back(std::make_unique<CondVar>(opts_.name + ".work", rt));
-      idle_cvs_.push_back(more_work_cvs_.back().get());
-    }
-    woken_.assign(workers, false);
-    idle_.reserve(workers);  // Never allocates while the pool runs.
+        stopped_cv_(opts_.name + ".stopped", rt),
+        idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
     ctx_ = std::move(ctx);
     cancel_ = std::move(cancel);
@@ -185,7 +172,7 @@ class Pool::Impl {
     if (!closed_) {
       closed_ = true;
       room_cv_.notify_all();
-      wake_all_workers_locked();
+      idle_.wake_all();
     }
     if (ctx == nullptr && !cancelled_) cancel_locked(make_error_code(errc::deadline_exceeded));
     std::error_code result;
@@ -316,8 +303,7 @@ class Pool::Impl {
     depth = queue_.size();
     // Wake the idle worker that went idle last, unless enough are already on their way for the
     // jobs queued.
-    CondVar* const wake_worker =
-        queue_.size() > static_cast<std::size_t>(wakes_pending_) ? choose_idle_locked() : nullptr;
+    CondVar* const wake_worker = queue_.size() > idle_.waking() ? idle_.choose() : nullptr;
     const bool wake_submitter = pass_room_on_locked();
     // Notify after unlocking, so that the woken threads do not find the mutex still held. (The
     // CondVar is the pool's: it outlives this call.)
@@ -332,21 +318,6 @@ class Pool::Impl {
   // The time, for queue waits and aging; TimePoint{} (not read) when neither is wanted.
   TimePoint clock() const {
     return opts_.measure_latency || opts_.aging_step > Duration{} ? rt_.now() : TimePoint{};
-  }
-
-  // Takes the worker that went idle last off idle_ and marks it woken; returns its CondVar, for
-  // the caller to notify (after unlocking, or at once), or nullptr when no worker is idle.
-  CondVar* choose_idle_locked() {
-    if (idle_.empty()) return nullptr;
-    const std::size_t worker = idle_.back();
-    idle_.pop_back();
-    woken_[worker] = true;
-    ++wakes_pending_;
-    return idle_cvs_[worker];
-  }
-
-  void wake_all_workers_locked() {
-    while (CondVar* cv = choose_idle_locked()) cv->notify_one();
   }
 
   void cancel_locked(std::error_code cause) {
@@ -375,26 +346,6 @@ class Pool::Impl {
     RoomWait(const RoomWait&) = delete;
     RoomWait& operator=(const RoomWait&) = delete;
     Impl& pool;
-  };
-
-  // A worker's idle wait: from its arrival on idle_ until it has been woken (chosen by
-  // choose_idle_locked) and has returned from its CondVar. Settles the books on every way out,
-  // unwinding included (CondVar re-acquires the mutex before an exception leaves it): a worker
-  // still on idle_ leaves it, a chosen one is no longer on its way.
-  struct IdleWait {
-    IdleWait(Impl& p, std::size_t w) : pool(p), worker(w) { pool.idle_.push_back(worker); }
-    ~IdleWait() {
-      if (pool.woken_[worker]) {
-        pool.woken_[worker] = false;
-        --pool.wakes_pending_;
-      } else {
-        pool.idle_.erase(std::find(pool.idle_.begin(), pool.idle_.end(), worker));
-      }
-    }
-    IdleWait(const IdleWait&) = delete;
-    IdleWait& operator=(const IdleWait&) = delete;
-    Impl& pool;
-    const std::size_t worker;
   };
 
   // Settles a worker's books when it leaves its loop, normally or by an exception that is not a
@@ -443,10 +394,7 @@ class Pool::Impl {
       st.node = queue_.take(now, opts_.aging_step, opts_.max_running_per_tenant);
       if (st.node == nullptr) {
         if (closed_ && queue_.empty()) return;
-        {
-          IdleWait idle(*this, worker);
-          while (!woken_[worker]) idle_cvs_[worker]->wait(lk);
-        }
+        idle_.wait(lk, worker);
         now = clock();
         continue;
       }
@@ -464,7 +412,7 @@ class Pool::Impl {
           room_waiters_ > 0 && !room_resuming_ &&
           static_cast<std::size_t>(opts_.queue_capacity) - queue_.size() >= room_to_resume_;
       if (wake_submitter) room_resuming_ = true;
-      if (closed_ && queue_.empty() && !idle_.empty()) wake_all_workers_locked();
+      if (closed_ && queue_.empty() && idle_.any()) idle_.wake_all();
       const int busy = busy_;
       lk.unlock();
       if (wake_submitter) room_cv_.notify_one();  // After unlocking, as in admit().
@@ -559,15 +507,11 @@ class Pool::Impl {
   CondVar work_cv_;  // Worker 0's idle wait.
   CondVar room_cv_;
   CondVar stopped_cv_;
-  std::vector<std::unique_ptr<CondVar>> more_work_cvs_;  // The other workers' idle waits.
-  std::vector<CondVar*> idle_cvs_;                       // Every worker's, by worker number.
+  detail::PoolIdleWorkers idle_;  // After the CondVars above: it makes the other workers' own.
   detail::PoolQueue queue_;
   bool closed_ = false;
   bool cancelled_ = false;
   int live_ = 0;
-  std::vector<std::size_t> idle_;  // Idle workers not yet chosen, in the order they went idle.
-  std::vector<bool> woken_;        // By worker: chosen, and not yet back from its wait.
-  int wakes_pending_ = 0;          // Workers chosen and not yet back (woken_ set).
   int busy_ = 0;
   std::size_t room_waiters_ = 0;
   // A waiting submitter has been (or is being) resumed and nobody else will be until it has
