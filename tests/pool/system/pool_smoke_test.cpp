@@ -266,7 +266,6 @@ TEST(PoolSmoke, ConcurrentShutdownsAndSubmitsLoseNothing) {
   EXPECT_EQ(pool.stats().completed, static_cast<std::uint64_t>(accepted.load()));
 }
 
-// Exceptions derived from std::exception are caught and reported; the worker keeps serving.
 // Property: a job queued while workers are idle always runs, however the submitter's wake-ups
 // (of the worker that went idle last) and the workers' idle waits interleave. 3,000 rounds of a
 // burst of 1 to 4 jobs from one submitter, each round waiting until its jobs have run, so that
@@ -291,6 +290,7 @@ TEST(PoolSmoke, BurstsAfterIdleWorkersAlwaysRun) {
   EXPECT_EQ(s.busy_workers, 0);
 }
 
+// Exceptions derived from std::exception are caught and reported; the worker keeps serving.
 TEST(PoolSmoke, ThrowingJobsAreCountedAndTheWorkerKeepsServing) {
   Pool pool({.workers = 1}, bubble::system_runtime());
   std::atomic<int> failures{0};
