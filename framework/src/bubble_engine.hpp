@@ -118,7 +118,16 @@ struct BThread : Ctx {
   std::function<void()> body;
   SourceLocation spawned_at;
   ThreadState state = ThreadState::runnable;
-  WaitInfo what;                // While blocked: what on. Otherwise: the last scheduling point.
+  // While blocked: what on, the WaitInfo given to the park that blocks it (the caller's, alive
+  // until park returns), or abandoned_what. Read only while the thread is blocked: once park
+  // returns it points into a frame that is gone.
+  const WaitInfo* what = nullptr;
+  // The kind and location of its last scheduling point or park (at first: "spawned" and where
+  // it was spawned), copied at every one: what reports say of a thread that is not blocked
+  // (runnable, running, or exited while the run fails), and the watchdog of a running one.
+  std::string_view last_kind;
+  SourceLocation last_where;
+  WaitInfo abandoned_what;      // What an abandoned thread is reported blocked on.
   Waiter* waiter = nullptr;     // The waiter it is parked on.
   TimerId park_timer = 0;       // The timer of its park deadline, if any.
   bool unwind = false;          // Torn down: its blocking calls throw Unwind.
@@ -289,8 +298,9 @@ class Bubble final : public Runtime {
   void record_pick(std::uint32_t idx);
   [[gnu::noinline]] void record_pick_slow(std::uint32_t idx);
   static constexpr std::uint64_t kFewZeros = 8;  // record_pick_slow appends this many one by one.
-  void step(const WaitInfo* what);
-  void step_of(BThread* t, const WaitInfo& what);  // step(&what) where t is current_.
+  void step(const WaitInfo* what);               // With `what`: the current thread's last point.
+  // park's step: t is current_, and blocks on `what` unless the park returns at once.
+  void step_of(BThread* t, const WaitInfo& what);
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
   [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
   // A scheduling point's decision among [t, queue...] (a strategy that may preempt, a non-empty
@@ -463,7 +473,10 @@ inline void Bubble::maybe_unwind(BThread* t) {
 inline void Bubble::step(const WaitInfo* what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
-  if (current_ != nullptr && what != nullptr) current_->what = *what;
+  if (current_ != nullptr && what != nullptr) {
+    current_->last_kind = what->kind;
+    current_->last_where = what->where;
+  }
   if (s >= next_step_event_) [[unlikely]]
     step_event(s);
 }
@@ -471,7 +484,9 @@ inline void Bubble::step(const WaitInfo* what) {
 inline void Bubble::step_of(BThread* t, const WaitInfo& what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
-  t->what = what;
+  t->what = &what;
+  t->last_kind = what.kind;
+  t->last_where = what.where;
   if (s >= next_step_event_) [[unlikely]]
     step_event(s);
 }

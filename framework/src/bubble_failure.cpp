@@ -32,7 +32,7 @@ std::vector<detail::ReportThread> Bubble::report_threads() const {
   std::vector<detail::ReportThread> threads;
   for (const BThread& thread : live_threads_) {
     const BThread* t = &thread;
-    threads.push_back({t->id, t->name, t, t->state == ThreadState::blocked ? &t->what : nullptr});
+    threads.push_back({t->id, t->name, t, t->state == ThreadState::blocked ? t->what : nullptr});
   }
   return threads;
 }
@@ -50,10 +50,10 @@ std::string Bubble::thread_report() const {
     std::string blocked_on;
     std::string cases;  // A select's cases, listed after its location.
     if (blocked) {
-      blocked_on = detail::blocked_on_text(t->what, view);
+      blocked_on = detail::blocked_on_text(*t->what, view);
       details = detail::blocked_detail_lines(waits[index], view);
-      for (std::size_t i = 0; i < t->what.case_count; ++i) {
-        const WaitInfo& c = t->what.cases[i];
+      for (std::size_t i = 0; i < t->what->case_count; ++i) {
+        const WaitInfo& c = t->what->cases[i];
         cases += i == 0 ? ", cases: " : "; ";
         cases += "[" + std::to_string(i) + "] " + detail::blocked_on_text(c, view);
       }
@@ -68,8 +68,10 @@ std::string Bubble::thread_report() const {
         if (!spawner.empty()) details += "    spawned at " + spawner + "\n";
       }
     }
-    threads.push_back({t->id, t->name, state_name(t->state), blocked, t->what.kind,
-                       t->what.object_id, t->what.where, std::move(blocked_on),
+    // A blocked thread is shown at what it waits on; any other at its last point.
+    threads.push_back({t->id, t->name, state_name(t->state), blocked,
+                       blocked ? t->what->kind : t->last_kind, blocked ? t->what->object_id : 0,
+                       blocked ? t->what->where : t->last_where, std::move(blocked_on),
                        std::move(user_location), std::move(cases), std::move(details)});
   }
   return detail::format_thread_report(threads);
@@ -116,7 +118,7 @@ void stack_overflow(const Ctx& c) noexcept {
                "of its %zu-byte stack was overwritten (Options::stack_guard = canary; raise "
                "Options::stack_size). Its last scheduling point was %s at %s. Aborting.\n",
                static_cast<unsigned long long>(t.id), t.name.c_str(), runtime.c_str(), t.stack_size,
-               std::string(t.what.kind).c_str(), location_text(t.what.where).c_str());
+               std::string(t.last_kind).c_str(), location_text(t.last_where).c_str());
   std::fflush(stderr);
   std::abort();
 }
@@ -127,7 +129,7 @@ std::string Bubble::describe_for_watchdog(const void* self) {
   std::string who = t != nullptr ? "thread #" + std::to_string(t->id) + " \"" + t->name + "\""
                                  : std::string("the scheduler (a timer callback)");
   std::string last = t != nullptr
-                         ? std::string(t->what.kind) + " at " + location_text(t->what.where)
+                         ? std::string(t->last_kind) + " at " + location_text(t->last_where)
                          : std::string("-");
   return "bubble: watchdog: " + who + " of " + b->name_ + " has run for more than " +
          std::to_string(b->options_.watchdog.count()) +

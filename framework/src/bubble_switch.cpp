@@ -174,7 +174,7 @@ ParkResult Bubble::park_general(BThread* t, Waiter& waiter, TimePoint deadline,
     return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
   }
   t->state = ThreadState::blocked;
-  t->waiter = &waiter;  // t->what was set by step().
+  t->waiter = &waiter;  // t->what was set by step_of().
   if (capture_stacks_) [[unlikely]]
     detail::capture_stack(*t->blocked_stack, 1);
   if (deadline != kNoDeadline) t->park_timer = add_timer(deadline, t, nullptr);
@@ -250,7 +250,8 @@ void Bubble::schedule_point(const WaitInfo& what) {
   // No Unwind here: scheduling points happen in destructors (unlock), which must not throw.
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
-  t->what = what;
+  t->last_kind = what.kind;  // Not `what`: only a park blocks the thread.
+  t->last_where = what.where;
   // off_fast_path_ also holds with capture_stacks_, for which the slow path does the same.
   if (s >= next_step_event_ || off_fast_path_ || timer_due()) [[unlikely]] {
     schedule_point_slow(t, what, s);

@@ -108,7 +108,10 @@ void Bubble::abandon_current() {
   BThread* t = current_;
   t->state = ThreadState::blocked;
   t->waiter = nullptr;
-  t->what = WaitInfo{"(abandoned: it kept running while its run was torn down)", 0, t->what.where};
+  t->abandoned_what =
+      WaitInfo{"(abandoned: it kept running while its run was torn down)", 0, t->last_where};
+  t->what = &t->abandoned_what;
+  t->last_kind = t->abandoned_what.kind;
   current_ = nullptr;
   switch_to(main_);
   std::abort();  // Never resumed.
@@ -224,7 +227,8 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
   t->name = std::move(name);
   t->body = std::move(body);
   t->spawned_at = where;
-  t->what = WaitInfo{"spawned", 0, where};
+  t->last_kind = "spawned";
+  t->last_where = where;
   if (capture_stacks_) [[unlikely]] {
     t->blocked_stack = std::make_unique<detail::CapturedStack>();
     t->spawn_stack = std::make_unique<detail::CapturedStack>();

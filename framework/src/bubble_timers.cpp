@@ -122,7 +122,7 @@ void Bubble::fire(const TimerEntry& e) {
     free_slot(e.slot());
     t->park_timer = 0;
     if (t->state == ThreadState::blocked) {
-      trace(Trace::EventKind::timeout, t->id, t->what.kind, t->what.object_id, t->what.where);
+      trace(Trace::EventKind::timeout, t->id, t->what->kind, t->what->object_id, t->what->where);
       make_runnable(t);
     }
     return;

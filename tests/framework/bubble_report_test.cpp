@@ -24,6 +24,24 @@ void block_forever(Runtime& rt, std::uint64_t object_id,
   rt.park(w, bubble::kNoDeadline, {"Forever::wait", object_id, where});
 }
 
+// A scheduling point, then a park on `*parked` (which another thread unparks), each with a
+// WaitInfo of its own in this frame, which is gone once this returns.
+[[gnu::noinline]] void point_then_park(Runtime& rt, bubble::Waiter*& parked,
+                                       SourceLocation point_at, SourceLocation park_at) {
+  rt.schedule_point({"Custom::point", 0, point_at});
+  bubble::Waiter w;
+  rt.prepare(w);
+  parked = &w;
+  rt.park(w, bubble::kNoDeadline, {"Custom::park", 7, park_at});
+  parked = nullptr;
+}
+
+// Overwrites the stack below the caller's frame, where the frames of the calls it made were.
+[[gnu::noinline]] void overwrite_stack() {
+  volatile char junk[8192];
+  for (volatile char& c : junk) c = 0;
+}
+
 std::string at(const SourceLocation& where) {
   return std::string(where.file_name()) + ":" + std::to_string(where.line());
 }
@@ -144,6 +162,41 @@ TEST(BubbleReport, RunnableThreadsAreGroupedAtTheirLastSchedulingPoint) {
                    "  31,990 threads runnable, last at spawned " +
                    at(spawned_at) +
                    ": #2 \"sleeper\", #3 \"sleeper\", #4 \"sleeper\" and 31,987 more\n"
+                   "replay: BUBBLE_STRATEGY=fifo");
+}
+
+// A thread that is not blocked is listed at its last scheduling point or park even once the call
+// has returned and its frame (with the WaitInfo the call was given) is overwritten: here the
+// failing thread, running, and a thread woken from its park that has not run yet.
+TEST(BubbleReport, ThreadsNotBlockedAreListedAtTheirLastPointAfterItsFrameIsGone) {
+  SourceLocation point_at, park_at, root_at;
+  const std::string m = listing([&](Runtime& rt) {
+    bubble::Waiter* failing_parked = nullptr;
+    bubble::Waiter* woken_parked = nullptr;
+    point_at = SourceLocation::current();
+    park_at = SourceLocation::current();
+    auto failing = rt.spawn("failing", [&] {
+      point_then_park(rt, failing_parked, point_at, park_at);
+      overwrite_stack();
+      throw std::runtime_error("after its park");
+    });
+    auto woken = rt.spawn("woken", [&] { point_then_park(rt, woken_parked, point_at, park_at); });
+    rt.yield();  // fifo: both run to their parks.
+    ASSERT_NE(failing_parked, nullptr);
+    ASSERT_NE(woken_parked, nullptr);
+    rt.unpark(*failing_parked);
+    rt.unpark(*woken_parked);
+    root_at = SourceLocation::current();
+    rt.yield(root_at);  // "failing" runs first and throws; "woken" is runnable.
+  });
+  EXPECT_EQ(m, "  thread #1 \"root\": runnable, last at yield " + at(root_at) +
+                   "\n"
+                   "  thread #2 \"failing\": running, last at Custom::park " +
+                   at(park_at) +
+                   "\n"
+                   "  thread #3 \"woken\": runnable, last at Custom::park " +
+                   at(park_at) +
+                   "\n"
                    "replay: BUBBLE_STRATEGY=fifo");
 }
 
