@@ -268,6 +268,7 @@ class Bubble final : public Runtime {
   // thread switches back to self, which is then the running thread again. Inline, in
   // bubble_switch.cpp: the hand-off's own path.
   void run_instead(BThread* self, BThread* next);
+  void hand_off(BThread* self, BThread* next);  // run_instead with tracing off.
   [[gnu::noinline]] ParkResult park_general(BThread* t, Waiter& waiter, TimePoint deadline,
                                             const WaitInfo& what);
   fiber thread_main(BThread* t, fiber&& caller);  // The outermost frame of t's fiber.
@@ -302,9 +303,13 @@ class Bubble final : public Runtime {
   // park's step: t is current_, and blocks on `what` unless the park returns at once.
   void step_of(BThread* t, const WaitInfo& what);
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
+  // kTracing: whether tracing is on (the fast path of schedule_point knows it is off, so its
+  // switch has no run event to record).
+  template <bool kTracing>
   [[gnu::noinline]] void preempt(BThread* t, std::size_t i);
   // A scheduling point's decision among [t, queue...] (a strategy that may preempt, a non-empty
   // run queue): t keeps running or is preempted. Out of line, to keep fifo's path short.
+  template <bool kTracing>
   [[gnu::noinline]] void decide_at_point(BThread* t);
   void step_event(std::uint64_t s);
   // unpark's part for a thread with a park deadline or when tracing: cancels the deadline's timer,

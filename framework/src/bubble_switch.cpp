@@ -86,6 +86,16 @@ void Bubble::run_thread(BThread* t) {
   self->state = ThreadState::running;
 }
 
+// run_instead on a fast path, which runs only when tracing is off (off_fast_path_ is clear): no
+// run event to record.
+[[gnu::always_inline]] inline void Bubble::hand_off(BThread* self, BThread* next) {
+  next->state = ThreadState::running;
+  current_ = next;
+  switch_to(*next);
+  current_ = self;
+  self->state = ThreadState::running;
+}
+
 // The current thread has blocked (or was preempted and queued): pick who runs next.
 void Bubble::leave_blocked() {
   BThread* self = current_;
@@ -154,7 +164,7 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   // one candidate is neither asked nor recorded). Switch to it without the general path.
   t->state = ThreadState::blocked;
   t->waiter = &waiter;
-  run_instead(t, queue_.take(0));
+  hand_off(t, queue_.take(0));
   t->waiter = nullptr;  // No park timer: there is no deadline.
   maybe_unwind(t);
   return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
@@ -263,20 +273,21 @@ void Bubble::schedule_point(const WaitInfo& what) {
     record(0);  // fifo never preempts: the decision is recorded, nothing else happens.
     return;
   }
-  decide_at_point(t);
+  decide_at_point<false>(t);
 }
 
+template <bool kTracing>
 void Bubble::decide_at_point(BThread* t) {
   if (uniform_ != nullptr && !unwinding_) [[likely]] {
     // decide(t, nullptr) when the engine draws itself: the candidates are t and the run queue,
     // which is not empty, so there are at least two.
     const std::uint32_t idx = uniform_->below(queue_.size() + 1);
     record(idx);
-    if (idx != 0) preempt(t, idx - 1);
+    if (idx != 0) preempt<kTracing>(t, idx - 1);
     return;
   }
   const std::size_t idx = decide(t, nullptr);
-  if (idx != 0) preempt(t, idx - 1);
+  if (idx != 0) preempt<kTracing>(t, idx - 1);
 }
 
 void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s) {
@@ -295,10 +306,15 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
     record(0);
     return;
   }
-  decide_at_point(t);
+  if (tracing_) {
+    decide_at_point<true>(t);
+  } else {
+    decide_at_point<false>(t);
+  }
 }
 
 // schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
+template <bool kTracing>
 void Bubble::preempt(BThread* t, std::size_t i) {
   t->state = ThreadState::runnable;
   BThread* next;
@@ -308,7 +324,11 @@ void Bubble::preempt(BThread* t, std::size_t i) {
     next = queue_.take(i);
     queue_.push_back(t);
   }
-  run_instead(t, next);
+  if constexpr (kTracing) {
+    run_instead(t, next);
+  } else {
+    hand_off(t, next);
+  }
 }
 
 void Bubble::yield(SourceLocation where) {
