@@ -294,12 +294,18 @@ class Bubble final : public Runtime {
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
   void record(std::uint32_t idx);
-  // record's pick other than 0: appends the zeros pending, then idx. Inline when no zero is
-  // pending and the vector has room (half of random's picks other than 0), else the slow half.
+  // record's pick other than 0: appends the zeros pending, then idx. The picks recorded so far
+  // are schedule_.picks[0, picks_end_); the vector is kept longer, its tail all zeros, so that
+  // the pending zeros are already in place and a pick is one store (inline) unless the vector
+  // has to grow (the slow half).
   void record_pick(std::uint32_t idx);
   [[gnu::noinline]] void record_pick_slow(std::uint32_t idx);
-  static constexpr std::uint64_t kFewZeros = 8;  // record_pick_slow appends this many one by one.
-  void step(const WaitInfo* what);               // With `what`: the current thread's last point.
+  static constexpr std::size_t kFirstPicks = 1024;  // The first growth's zero-filled length.
+  // The schedule recorded so far (picks past picks_end_ cut off), for the failure message.
+  Schedule recorded_schedule() const;
+  // Cuts schedule_.picks to the picks recorded, when the run has ended.
+  void finish_schedule() { schedule_.picks.resize(picks_end_); }
+  void step(const WaitInfo* what);  // With `what`: the current thread's last point.
   // park's step: t is current_, and blocks on `what` unless the park returns at once.
   void step_of(BThread* t, const WaitInfo& what);
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
@@ -407,6 +413,7 @@ class Bubble final : public Runtime {
   std::optional<Random> callback_random_;
   Schedule schedule_;
   std::uint64_t zeros_pending_ = 0;
+  std::size_t picks_end_ = 0;  // See record_pick.
   std::atomic<std::uint64_t> steps_{0};
   std::uint64_t next_step_event_ = 0;  // The next step at which step_event() has work.
 
@@ -506,9 +513,11 @@ inline void Bubble::record(std::uint32_t idx) {
 }
 
 inline void Bubble::record_pick(std::uint32_t idx) {
-  std::vector<std::uint32_t>& picks = schedule_.picks;
-  if (zeros_pending_ == 0 && picks.size() != picks.capacity()) [[likely]] {
-    picks.push_back(idx);
+  const std::uint64_t at = picks_end_ + zeros_pending_;  // The zeros before it are in place.
+  if (at < schedule_.picks.size()) [[likely]] {
+    schedule_.picks[at] = idx;
+    picks_end_ = at + 1;
+    zeros_pending_ = 0;
     return;
   }
   record_pick_slow(idx);

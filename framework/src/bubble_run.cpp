@@ -175,6 +175,7 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   // Records of exited threads whose handles outlive the run no longer refer to the bubble.
   while (BThread* t = dead_threads_.pop_front()) t->bubble = nullptr;
 
+  finish_schedule();
   if (failed_) {
     schedule_.picks.shrink_to_fit();
     std::shared_ptr<const Trace> trace = trace_;

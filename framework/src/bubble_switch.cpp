@@ -371,15 +371,13 @@ std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
 }
 
 void Bubble::record_pick_slow(std::uint32_t idx) {
-  if (zeros_pending_ <= kFewZeros) {
-    // The usual case under random (a pick other than 0 at every other decision): no call to
-    // the vector's range insert.
-    for (; zeros_pending_ != 0; --zeros_pending_) schedule_.picks.push_back(0);
-  } else {
-    schedule_.picks.insert(schedule_.picks.end(), zeros_pending_, 0);
-    zeros_pending_ = 0;
-  }
-  schedule_.picks.push_back(idx);
+  // Grows the zero-filled vector (at least doubling it) to hold idx after the pending zeros.
+  std::vector<std::uint32_t>& picks = schedule_.picks;
+  const std::uint64_t at = picks_end_ + zeros_pending_;
+  picks.resize(std::max<std::uint64_t>({at + 1, 2 * picks.size(), kFirstPicks}), 0);
+  picks[at] = idx;
+  picks_end_ = at + 1;
+  zeros_pending_ = 0;
 }
 
 }  // namespace bubble::engine
