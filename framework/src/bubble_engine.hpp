@@ -61,7 +61,11 @@ using boost::context::fiber;
 struct EhGlobals {
   void* caught = nullptr;
   unsigned int uncaught = 0;
+  // The structure's tail padding, named so that a switch copies the whole 16 bytes as one
+  // (nothing reads it, in the C++ runtime's structure either).
+  unsigned int padding = 0;
 };
+static_assert(sizeof(EhGlobals) == 16 && alignof(EhGlobals) == 8);
 
 inline EhGlobals* eh_globals() noexcept {
   return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
