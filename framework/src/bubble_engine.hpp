@@ -310,8 +310,9 @@ class Bubble final : public Runtime {
   // Cuts schedule_.picks to the picks recorded, when the run has ended.
   void finish_schedule() { schedule_.picks.resize(picks_end_); }
   void step(const WaitInfo* what);  // With `what`: the current thread's last point.
-  // park's step: t is current_, and blocks on `what` unless the park returns at once.
-  void step_of(BThread* t, const WaitInfo& what);
+  // park's step: t is current_, and blocks on `what` unless the park returns at once. True if
+  // the step reached next_step_event_ (step_event ran), which it always does off the fast path.
+  bool step_of(BThread* t, const WaitInfo& what);
   [[gnu::noinline]] void schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s);
   // kTracing: whether tracing is on (the fast path of schedule_point knows it is off, so its
   // switch has no run event to record).
@@ -419,7 +420,9 @@ class Bubble final : public Runtime {
   std::uint64_t zeros_pending_ = 0;
   std::size_t picks_end_ = 0;  // See record_pick.
   std::atomic<std::uint64_t> steps_{0};
-  std::uint64_t next_step_event_ = 0;  // The next step at which step_event() has work.
+  // The next step at which step_event() has work; 0 while off_fast_path_, so that the fast
+  // paths test one condition for both (step_event at a step with no work does nothing).
+  std::uint64_t next_step_event_ = 0;
 
   // Failure and teardown.
   bool failed_ = false;
@@ -437,8 +440,9 @@ class Bubble final : public Runtime {
   bool tracing_ = false;
   bool capture_stacks_ = false;  // Options::symbolize_stacks is set.
   bool fifo_ = false;            // The strategy is fifo (a fast path at scheduling points).
-  // tracing_ || capture_stacks_ || failed_, kept up to date where those are set: the one flag
-  // the fast paths of park and schedule_point test for all three.
+  // tracing_ || capture_stacks_ || failed_, kept up to date where those are set: while it is
+  // set, next_step_event_ is 0, which sends the fast paths of park and schedule_point to their
+  // general paths, for all three at once.
   bool off_fast_path_ = false;
   bool os_threads_ = false;  // Options::thread_model is os_threads.
   // ThreadModel::os_threads: the OS threads of exited bubble threads, not yet joined.
@@ -497,14 +501,17 @@ inline void Bubble::step(const WaitInfo* what) {
     step_event(s);
 }
 
-inline void Bubble::step_of(BThread* t, const WaitInfo& what) {
+inline bool Bubble::step_of(BThread* t, const WaitInfo& what) {
   const std::uint64_t s = steps_.load(std::memory_order_relaxed) + 1;
   steps_.store(s, std::memory_order_relaxed);
   t->what = &what;
   t->last_kind = what.kind;
   t->last_where = what.where;
-  if (s >= next_step_event_) [[unlikely]]
+  if (s >= next_step_event_) [[unlikely]] {
     step_event(s);
+    return true;
+  }
+  return false;
 }
 
 inline void Bubble::record(std::uint32_t idx) {

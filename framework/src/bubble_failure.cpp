@@ -87,6 +87,7 @@ void Bubble::fail(std::string message, bool deadlock) {
   if (failed_) return;
   failed_ = true;
   off_fast_path_ = true;
+  next_step_event_ = 0;  // See update_next_step_event.
   deadlock_ = deadlock;
   std::string text = "bubble: " + (deadlock ? std::string("deadlock: ") : std::string()) + message +
                      when() + " in " + name_ + "\n";

@@ -155,8 +155,10 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   maybe_unwind(t);
   if (waiter.notified()) return ParkResult::notified;
   if (unwinding_) teardown_guard();
-  step_of(t, what);
-  if (deadline != kNoDeadline || queue_.size() != 1 || off_fast_path_ || timer_due()) [[unlikely]] {
+  // A step event (always the case off the fast path) goes the general way, which also does what
+  // the direct hand-off does when nothing else has to happen.
+  const bool step_event_ran = step_of(t, what);
+  if (step_event_ran || deadline != kNoDeadline || queue_.size() != 1 || timer_due()) [[unlikely]] {
     return park_general(t, waiter, deadline, what);
   }
   // The direct hand-off (Go's runnext): exactly one thread is runnable (typically the one this
@@ -246,7 +248,7 @@ void Bubble::step_event(std::uint64_t s) {
 
 void Bubble::update_next_step_event() {
   std::uint64_t next = max_steps_ != 0 && !failed_ ? max_steps_ + 1 : ~std::uint64_t{0};
-  next_step_event_ = std::min(next, scheduler_->next_step());
+  next_step_event_ = off_fast_path_ ? 0 : std::min(next, scheduler_->next_step());
 }
 
 // The hot path of every primitive operation: count the step, remember the operation, and, when
@@ -262,8 +264,8 @@ void Bubble::schedule_point(const WaitInfo& what) {
   steps_.store(s, std::memory_order_relaxed);
   t->last_kind = what.kind;  // Not `what`: only a park blocks the thread.
   t->last_where = what.where;
-  // off_fast_path_ also holds with capture_stacks_, for which the slow path does the same.
-  if (s >= next_step_event_ || off_fast_path_ || timer_due()) [[unlikely]] {
+  // next_step_event_ is 0 off the fast path (tracing, stack capture, a failure).
+  if (s >= next_step_event_ || timer_due()) [[unlikely]] {
     schedule_point_slow(t, what, s);
     return;
   }

@@ -307,6 +307,75 @@ TEST(BubbleBudget, AStepBudgetStopsTheRunAtTheSameOperationTracedOrNot) {
   }
 }
 
+// What a channel ping-pong did when a third thread failed the run by throwing after `yields`
+// yields: the operations the ping-pong completed (the teardown included), the failure message
+// and the schedule the failure recorded.
+struct PingPongAtAThrow {
+  int completed = 0;
+  std::string message;
+  bubble::Schedule schedule;
+};
+
+PingPongAtAThrow ping_pong_until_a_thread_throws(bubble::Options options, int yields) {
+  PingPongAtAThrow out;
+  try {
+    bubble::run(options, [&](Runtime& rt) {
+      bubble::Channel<int> ping(0, rt);
+      bubble::Channel<int> pong(0, rt);
+      auto echo = rt.spawn("echo", [&] {
+        for (;;) {
+          auto v = ping.receive();
+          if (!v) return;
+          ++out.completed;
+          if (pong.send(*v)) return;
+          ++out.completed;
+        }
+      });
+      struct JoinAtExit {
+        bubble::ThreadHandle& thread;
+        ~JoinAtExit() { thread.join(); }
+      } join_at_exit{*echo};
+      detach(rt.spawn("thrower", [&rt, yields] {
+        for (int i = 0; i < yields; ++i) rt.yield();
+        throw std::runtime_error("thrown");
+      }));
+      for (int i = 0;; ++i) {
+        if (ping.send(i)) return;
+        ++out.completed;
+        if (!pong.receive()) return;
+        ++out.completed;
+      }
+    });
+  } catch (const bubble::RunFailure& e) {
+    out.message = e.what();
+    out.schedule = e.schedule();
+    return out;
+  }
+  out.message = "no failure";
+  return out;
+}
+
+// Property: after a thread's exception fails the run, the threads still running (here a
+// ping-pong, whose every send parks) do the same, traced or not (a traced run takes the engine's
+// general paths, an untraced one its fast paths until the failure turns them off): the same
+// operations complete before the teardown unwinds them, the failure reads the same, and the
+// failure's schedule is the same.
+TEST(BubbleFailure, AfterAThreadThrowsTheRunGoesOnTheSameTracedOrNot) {
+  for (const bubble::Strategy& strategy : {bubble::Strategy::fifo(), bubble::Strategy::random(3)}) {
+    for (int yields = 0; yields <= 6; ++yields) {
+      bubble::Options options{.strategy = strategy};
+      const PingPongAtAThrow untraced = ping_pong_until_a_thread_throws(options, yields);
+      options.trace = true;
+      const PingPongAtAThrow traced = ping_pong_until_a_thread_throws(options, yields);
+      EXPECT_TRUE(contains(untraced.message, "threw std::runtime_error: thrown"))
+          << untraced.message;
+      EXPECT_EQ(untraced.completed, traced.completed) << strategy.to_string() << ", " << yields;
+      EXPECT_EQ(untraced.message, traced.message) << strategy.to_string() << ", " << yields;
+      EXPECT_EQ(untraced.schedule, traced.schedule) << strategy.to_string() << ", " << yields;
+    }
+  }
+}
+
 TEST(BubbleBudget, MaxVirtualTimeEndsATimeLivelock) {
   try {
     bubble::run({.max_virtual_time = 1h}, [](Runtime& rt) {
