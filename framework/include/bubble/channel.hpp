@@ -104,21 +104,8 @@ class Channel {
   [[nodiscard]] std::error_code send(T value, const Context& ctx = Context::background(),
                                      SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::send");
-    const WaitInfo what{"Channel::send", id_, where};
-    if (binding_ != 0) {  // A bubble (controlled): no lock, wake-ups at once (see wake_list).
-      rt_->schedule_point(what);
-      if (ctx.done()) return ctx.err();
-      if (closed_) return errc::closed;
-      detail::UnparkAtOnce wake(*rt_);
-      if (offer_locked(value, wake)) return {};
-    } else {
-      detail::WakeList wake = wake_list();
-      Lock lock(*this);
-      if (ctx.done()) return ctx.err();
-      if (closed_) return errc::closed;
-      if (offer_locked(value, wake)) return {};
-    }
-    return send_slow(value, ctx, what);
+    if (binding_ != 0) return send_in_bubble(value, ctx, where);
+    return send_locking(value, ctx, where);
   }
 
   // Sends `value` only if that completes at once: a waiting receiver takes it, or a buffer slot is
@@ -242,6 +229,31 @@ class Channel {
 
   // Waiter::status values.
   enum : int { kPending = 0, kDone, kClosed, kCanceled, kTimedOut };
+
+  // send in a bubble (controlled): no lock, wake-ups at once (see wake_list). Apart from
+  // send_locking, so that neither path's registers and frame weigh on the other.
+  std::error_code send_in_bubble(T& value, const Context& ctx, SourceLocation where) {
+    const WaitInfo what{"Channel::send", id_, where};
+    rt_->schedule_point(what);
+    if (ctx.done()) return ctx.err();
+    if (closed_) return errc::closed;
+    detail::UnparkAtOnce wake(*rt_);
+    if (offer_locked(value, wake)) return {};
+    return send_slow(value, ctx, what);
+  }
+
+  // send on a runtime that is not controlled: under the spin lock.
+  std::error_code send_locking(T& value, const Context& ctx, SourceLocation where) {
+    const WaitInfo what{"Channel::send", id_, where};
+    {
+      detail::WakeList wake = wake_list();
+      Lock lock(*this);
+      if (ctx.done()) return ctx.err();
+      if (closed_) return errc::closed;
+      if (offer_locked(value, wake)) return {};
+    }
+    return send_slow(value, ctx, what);
+  }
 
   Result<T> receive_impl(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     detail::check_caller(binding_, rt_, "Channel", id_, what.kind.data());
