@@ -263,7 +263,9 @@ class Channel {
       detail::UnparkAtOnce wake(*rt_);
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
       if (closed_) return errc::closed;
-    } else {
+      return receive_wait_in_bubble(ctx, deadline, what);
+    }
+    {
       detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
@@ -271,6 +273,23 @@ class Channel {
       if (closed_) return errc::closed;
     }
     return receive_slow(ctx, deadline, what);
+  }
+
+  // The waiting half of receive in a bubble: the channel is as receive_impl's look left it (see
+  // send_slow), and there is no lock. Apart from receive_slow, as send_in_bubble is from
+  // send_locking.
+  Result<T> receive_wait_in_bubble(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
+    if (deadline != kNoDeadline && deadline <= rt_->now()) {
+      return errc::timed_out;  // Nothing ran since that look: no value, not closed.
+    }
+    Waiter waiter;
+    std::optional<T> slot;
+    rt_->prepare(waiter);
+    if (ctx.done()) return ctx.err();
+    waiter.data = &slot;
+    waiter.status = kPending;
+    receivers_.push_back(waiter);
+    return received(await(waiter, receivers_, ctx, deadline, what), slot, ctx);
   }
 
   // The waiting half of send: binds a waiter (outside the spin lock), looks again, then queues
@@ -305,6 +324,8 @@ class Channel {
     }
   }
 
+  // The waiting half of receive on a runtime that is not controlled: binds a waiter (outside the
+  // spin lock), looks again under the lock, then queues and parks.
   Result<T> receive_slow(const Context& ctx, TimePoint deadline, const WaitInfo& what) {
     if (deadline != kNoDeadline && deadline <= rt_->now()) {
       detail::WakeList wake = wake_list();
@@ -316,12 +337,7 @@ class Channel {
     Waiter waiter;
     std::optional<T> slot;
     rt_->prepare(waiter);
-    if (binding_ != 0) {  // A bubble: the channel is as the first look left it (see send_slow).
-      if (ctx.done()) return ctx.err();
-      waiter.data = &slot;
-      waiter.status = kPending;
-      receivers_.push_back(waiter);
-    } else {
+    {
       detail::WakeList wake = wake_list();
       Lock lock(*this);
       if (ctx.done()) return ctx.err();
@@ -331,7 +347,12 @@ class Channel {
       waiter.status = kPending;
       receivers_.push_back(waiter);
     }
-    switch (await(waiter, receivers_, ctx, deadline, what)) {
+    return received(await(waiter, receivers_, ctx, deadline, what), slot, ctx);
+  }
+
+  // What a receive that waited returns, from its waiter's final status.
+  static Result<T> received(int status, std::optional<T>& slot, const Context& ctx) {
+    switch (status) {
       case kDone:
         return std::move(*slot);
       case kClosed:
