@@ -99,4 +99,44 @@ TEST(ChannelBubble, ValuesArriveInOrderWhicheverSideWaits) {
   }
 }
 
+// A receive with a thread about to send (spawned just before): receive_until with a deadline
+// that has passed, or try_receive. The result of the receive, and the run's schedule.
+struct OneReceive {
+  std::error_code result;  // {} if it got the value.
+  bubble::Schedule schedule;
+};
+
+OneReceive receive_once(const bubble::Strategy& strategy, bool until) {
+  OneReceive out;
+  const bubble::RunResult run = bubble::run({.strategy = strategy}, [&](Runtime& rt) {
+    Channel<int> ch(0, rt);
+    auto sender = rt.spawn("sender", [&] { EXPECT_FALSE(ch.send(1)); });
+    const bubble::Result<int> r = until ? ch.receive_until(rt.now()) : ch.try_receive();
+    out.result = r ? std::error_code{} : r.error();
+    if (!r) {
+      EXPECT_EQ(ch.receive().value(), 1);
+    }
+    sender->join();
+  });
+  out.schedule = run.schedule;
+  return out;
+}
+
+// Property: a receive_until whose deadline has passed is one scheduling point and one look, as a
+// try_receive is: it takes the value if a sender waits, and otherwise times out at once, without
+// a second scheduling point at which another thread (here one about to send) could run first. So
+// under every strategy it gets the value exactly when try_receive does, and the run makes the
+// same decisions.
+TEST(ChannelBubble, AReceiveWhoseDeadlineHasPassedIsOneLookAsATryReceive) {
+  std::vector<bubble::Strategy> all{bubble::Strategy::fifo()};
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) all.push_back(bubble::Strategy::random(seed));
+  for (const bubble::Strategy& strategy : all) {
+    const OneReceive tried = receive_once(strategy, false);
+    const OneReceive until = receive_once(strategy, true);
+    EXPECT_EQ(until.result, tried.result == ec(errc::empty) ? ec(errc::timed_out) : tried.result)
+        << strategy.to_string();
+    EXPECT_EQ(until.schedule, tried.schedule) << strategy.to_string();
+  }
+}
+
 }  // namespace
