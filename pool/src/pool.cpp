@@ -22,6 +22,28 @@
 // exact latency figures cost two reads per job. A worker reads again only after it waited for
 // work, after on_complete or sink callbacks (their time belongs to neither job), and a submitter
 // after it waited for room.
+//
+// The inbox (pool_inbox.hpp; real threads only). On a runtime that is not controlled, a submit
+// that finds the pool open, no idle worker to wake and more than one free slot pushes its job
+// onto a lock-free stack instead of taking the mutex: with one mutex crossed by every job twice,
+// the submitter spent most of its time waiting for the workers' critical sections
+// (docs/PERFORMANCE.md, "A submit that does not wait for the workers' lock"). Whoever holds the
+// mutex moves the inbox's jobs into the queue, in the order of their pushes, before it reads the
+// queue or the counters (a worker before every take, a locked submit before it queues, stats(),
+// shutdown as it closes): numbered, counted and placed exactly as if each had been queued at its
+// push, so priority, aging, tenant round robin, FIFO order and the counters are unchanged. The
+// locked path decides whenever the fast one cannot: an idle worker must be woken, the queue is
+// one slot from full, a tenant cap is set (max_queued_per_tenant), the pool is closed (shutdown
+// marks the inbox closed under the mutex, together with closed_: a later push fails and its
+// submit is refused by the locked path; what was pushed before is queued and run). A worker
+// going idle is counted before it looks at the inbox a last time, and a pusher looks at that
+// count after its push (both sequentially consistent): either the worker sees the job, or the
+// pusher wakes a worker under the mutex. Occupancy is admitted_ - taken_ (see there).
+//
+// In a bubble the inbox is off: every submit takes the mutex, and the scheduling points (the
+// mutex's lock and unlock) are those of a pool without an inbox, so saved schedules replay
+// unchanged. The inbox's interleavings are exercised on real threads
+// (tests/pool/system/pool_inbox_test.cpp, under ThreadSanitizer in CI).
 
 #include <bubble/pool.hpp>
 
@@ -42,6 +64,7 @@
 #include <bubble/mutex.hpp>
 
 #include "pool_idle_workers.hpp"
+#include "pool_inbox.hpp"
 #include "pool_queue.hpp"
 
 namespace bubble {
@@ -107,7 +130,9 @@ class Pool::Impl {
         work_cv_(opts_.name + ".work", rt),
         room_cv_(opts_.name + ".room", rt),
         stopped_cv_(opts_.name + ".stopped", rt),
-        idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt) {
+        idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt),
+        inbox_on_(!rt.controlled() && opts_.max_queued_per_tenant == 0 &&
+                  opts_.queue_capacity >= 2) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
     ctx_ = std::move(ctx);
     cancel_ = std::move(cancel);
@@ -171,6 +196,9 @@ class Pool::Impl {
     lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
     if (!closed_) {
       closed_ = true;
+      // Together with closed_, under the mutex: from here on a push fails (and its submit takes
+      // the locked path, which refuses it), and what was pushed before is queued, to be run.
+      if (inbox_on_) queue_pushed_locked(inbox_.close());
       room_cv_.notify_all();
       idle_.wake_all();
     }
@@ -192,6 +220,9 @@ class Pool::Impl {
 
   PoolStats stats() const {
     std::lock_guard<Mutex> lk(mu_);
+    // Jobs in the inbox were accepted: count them as submitted and queued. (Moving them into the
+    // queue changes no observable state, so a const snapshot may do it.)
+    const_cast<Impl*>(this)->drain_inbox_locked();
     PoolStats s;
     s.workers = opts_.workers;
     s.busy_workers = busy_;
@@ -223,9 +254,11 @@ class Pool::Impl {
   std::error_code admit(const Context& ctx, Job& job, JobOptions& opts, Admission mode,
                         Duration max_wait, SourceLocation where, std::size_t& depth) {
     TimePoint now = clock();
+    if (inbox_on_ && admit_to_inbox(ctx, job, opts, now, where, depth)) return {};
     std::unique_lock<Mutex> lk(mu_, std::defer_lock);
     mu_.lock(where);
     lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
+    drain_inbox_locked();  // Jobs pushed before this submit go first.
     const auto capacity = static_cast<std::size_t>(opts_.queue_capacity);
     const auto tenant_cap = static_cast<std::size_t>(opts_.max_queued_per_tenant);
     std::optional<std::pair<Context, CancelFunc>> bounded;  // submit_within's timeout
@@ -242,7 +275,7 @@ class Pool::Impl {
     // waiter (the batch goes on, or a notify this thread may have consumed is passed on). True
     // when the caller must notify room_cv_.
     auto pass_room_on_locked = [&] {
-      if (!waited || room_waiters_ == 0 || queue_.size() >= capacity) return false;
+      if (!waited || room_waiters_ == 0 || occupied() >= capacity) return false;
       room_resuming_ = true;
       return true;
     };
@@ -259,7 +292,7 @@ class Pool::Impl {
           return refuse(errc::tenant_limit, rejected_tenant_limit_);
         }
       }
-      if (queue_.size() < capacity) break;
+      if (occupied() < capacity) break;
       if (mode == Admission::try_once || (mode == Admission::bounded && max_wait <= Duration{})) {
         return refuse(errc::full, rejected_full_);
       }
@@ -283,6 +316,7 @@ class Pool::Impl {
         return refuse(errc::full, rejected_full_);
       }
       now = clock();
+      drain_inbox_locked();
     }
     detail::PoolTenant& tenant = queue_.tenant(opts.tenant);
     detail::PoolNode* node = queue_.allocate();
@@ -300,7 +334,8 @@ class Pool::Impl {
     item.tenant = &tenant;
     queue_.push(node, opts.priority);
     ++submitted_;
-    depth = queue_.size();
+    admitted_.fetch_add(1, std::memory_order_relaxed);
+    depth = occupied();
     // Wake the idle worker that went idle last, unless enough are already on their way for the
     // jobs queued.
     CondVar* const wake_worker = queue_.size() > idle_.waking() ? idle_.choose() : nullptr;
@@ -313,6 +348,90 @@ class Pool::Impl {
       if (wake_submitter) room_cv_.notify_one();
     }
     return {};
+  }
+
+  // The submit without the mutex (real threads only: see "The inbox" at the top of this file).
+  // Returns true when the job is in the inbox (depth: the jobs queued with it), false, with
+  // `job` and `opts` as they came, when the locked path must decide.
+  bool admit_to_inbox(const Context& ctx, Job& job, JobOptions& opts, TimePoint now,
+                      SourceLocation where, std::size_t& depth) {
+    // An idle worker must be woken under the mutex: the locked path does it.
+    if (idle_.idle_count(std::memory_order_relaxed) != 0) return false;
+    // Reserve a slot, but never the last one: the locked path checks occupied() under the mutex
+    // and then adds to admitted_; a reservation here never raises the occupancy to the capacity,
+    // so the two together never exceed it. taken_ is read first, with acquire: every admission a
+    // take it counts has consumed happened before, so admitted_, read next, is at least taken_.
+    // A stale taken_ only overstates the occupancy (takes only lower it): the bound holds.
+    const auto capacity = static_cast<std::size_t>(opts_.queue_capacity);
+    const std::size_t taken = taken_.load(std::memory_order_acquire);
+    std::size_t n = admitted_.load(std::memory_order_relaxed);
+    do {
+      if (n - taken + 2 > capacity) return false;
+    } while (!admitted_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    detail::PoolNode* node = inbox_.allocate();
+    detail::PoolItem& item = node->item;  // A recycled node: assign every field.
+    item.job = std::move(job);
+    if (ctx.can_end()) {
+      item.ctx = ctx;
+    } else {
+      item.ctx.reset();
+    }
+    item.on_complete = std::move(opts.on_complete);
+    item.expected_duration = opts.expected_duration;
+    item.enqueued = now;
+    item.seq = 0;           // Numbered when queued.
+    item.tenant = nullptr;  // Resolved when queued.
+    node->priority = opts.priority;
+    node->tenant_name = std::move(opts.tenant);
+    if (!inbox_.push(node)) {
+      // Closed meanwhile: give everything back; the locked path refuses the job.
+      job = std::move(item.job);
+      opts.on_complete = std::move(item.on_complete);
+      opts.tenant = std::move(node->tenant_name);
+      item.on_complete = nullptr;
+      item.ctx.reset();
+      inbox_.recycle(node, node);
+      admitted_.fetch_sub(1, std::memory_order_relaxed);
+      return false;
+    }
+    depth = n + 1 - taken;
+    // A worker that went idle after the check above may have missed the push (see
+    // PoolIdleWorkers::wait): wake one under the mutex, as the locked path would have.
+    if (idle_.idle_count(std::memory_order_seq_cst) != 0) {
+      std::unique_lock<Mutex> lk(mu_, std::defer_lock);
+      mu_.lock(where);
+      lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
+      drain_inbox_locked();
+      CondVar* const wake_worker = queue_.size() > idle_.waking() ? idle_.choose() : nullptr;
+      lk.unlock();
+      if (wake_worker != nullptr) wake_worker->notify_one();
+    }
+    return true;
+  }
+
+  // Moves the inbox's jobs into the queue, in the order of their pushes: numbered and counted as
+  // if each had been queued by the locked path at its push. Called with the mutex held before
+  // anything reads the queue or the counters.
+  void drain_inbox_locked() {
+    if (inbox_on_) queue_pushed_locked(inbox_.take_all());
+  }
+
+  void queue_pushed_locked(detail::PoolNode* node) {
+    while (node != nullptr) {
+      detail::PoolNode* const next = node->next;
+      node->item.seq = ++seq_;
+      node->item.tenant = &queue_.tenant(node->tenant_name);
+      queue_.push(node, node->priority);
+      ++submitted_;
+      node = next;
+    }
+  }
+
+  // Jobs queued, in the inbox, or with a slot reserved for the inbox: what the capacity bounds.
+  // Exact under the mutex, but for reservations on their way to the inbox.
+  std::size_t occupied() const noexcept {
+    const std::size_t taken = taken_.load(std::memory_order_relaxed);
+    return admitted_.load(std::memory_order_relaxed) - taken;
   }
 
   // The time, for queue waits and aging; TimePoint{} (not read) when neither is wanted.
@@ -331,7 +450,20 @@ class Pool::Impl {
   struct WorkerState {
     detail::PoolNode* node = nullptr;  // The job taken, while the worker holds it.
     bool in_job = false;               // Counted in busy_ and its tenant's running.
+    // Inbox nodes of finished jobs, given back to the inbox kRecycleBatch at a time, outside the
+    // mutex (one compare-and-swap on a line the submitters share, not one per job under it).
+    detail::PoolNode* spare_first = nullptr;
+    detail::PoolNode* spare_last = nullptr;
+    int spares = 0;
   };
+  static constexpr int kRecycleBatch = 16;
+
+  void recycle_spares(WorkerState& st) noexcept {
+    if (st.spares == 0) return;
+    inbox_.recycle(st.spare_first, st.spare_last);
+    st.spare_first = st.spare_last = nullptr;
+    st.spares = 0;
+  }
 
   // Counts a submitter in room_waiters_ for the duration of its wait for room. Whichever waiter
   // returns from the wait, for any reason, takes over the resumption in progress (see
@@ -360,6 +492,7 @@ class Pool::Impl {
     ~WorkerExit() {
       if (!lk.owns_lock()) lk.lock();
       if (st.in_job) pool.finish_job_locked(st);
+      pool.recycle_spares(st);
       if (--pool.live_ == 0) pool.stopped_cv_.notify_all();
     }
   };
@@ -383,7 +516,13 @@ class Pool::Impl {
     item.tenant = nullptr;
     --tenant.running;
     queue_.release_tenant(tenant);
-    queue_.release(st.node);
+    if (st.node->from_inbox) {
+      st.node->next = st.spare_first;
+      st.spare_first = st.node;
+      if (st.spares++ == 0) st.spare_last = st.node;
+    } else {
+      queue_.release(st.node);
+    }
     st.node = nullptr;
   }
 
@@ -391,13 +530,16 @@ class Pool::Impl {
     TimePoint now = clock();
     PoolMetricsSink* const sink = opts_.metrics_sink;
     for (;;) {
+      drain_inbox_locked();
       st.node = queue_.take(now, opts_.aging_step, opts_.max_running_per_tenant);
       if (st.node == nullptr) {
         if (closed_ && queue_.empty()) return;
-        idle_.wait(lk, worker);
+        idle_.wait(lk, worker, [this] { return inbox_on_ && inbox_.has_pushes(); });
         now = clock();
         continue;
       }
+      // Only the mutex's holder writes taken_. Release: pairs with admit_to_inbox's acquire.
+      taken_.store(taken_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
       detail::PoolItem& item = st.node->item;
       // `now` was read before this critical section (it also ended the previous job): a job
       // queued by another thread since then has waited zero, not a negative time.
@@ -410,12 +552,13 @@ class Pool::Impl {
       // resumption is already under way (the resumed submitter passes it on).
       const bool wake_submitter =
           room_waiters_ > 0 && !room_resuming_ &&
-          static_cast<std::size_t>(opts_.queue_capacity) - queue_.size() >= room_to_resume_;
+          static_cast<std::size_t>(opts_.queue_capacity) - occupied() >= room_to_resume_;
       if (wake_submitter) room_resuming_ = true;
       if (closed_ && queue_.empty() && idle_.any()) idle_.wake_all();
       const int busy = busy_;
       lk.unlock();
       if (wake_submitter) room_cv_.notify_one();  // After unlocking, as in admit().
+      if (st.spares >= kRecycleBatch) recycle_spares(st);
 
       if (sink != nullptr) sink->job_started(wait, busy);
       JobOutcome outcome;
@@ -508,7 +651,18 @@ class Pool::Impl {
   CondVar room_cv_;
   CondVar stopped_cv_;
   detail::PoolIdleWorkers idle_;  // After the CondVars above: it makes the other workers' own.
+  // Whether submits may use the inbox: on real threads, with no queued cap per tenant (which
+  // needs the tenant's count under the mutex) and room for more than one job.
+  const bool inbox_on_;
+  detail::PoolInbox inbox_;  // Before queue_: its nodes may be in the queue until the end.
   detail::PoolQueue queue_;
+  // The occupancy the capacity bounds, as two counts on cache lines of their own: admissions
+  // (queued by the locked path, pushed to the inbox, or a slot reserved for a push on its way),
+  // raised by submitters, and takes, written only by the holder of the mutex (a plain store, no
+  // read-modify-write, on the workers' path). admitted_ - taken_ equals queue_.size() under the
+  // mutex whenever the inbox is off.
+  alignas(64) std::atomic<std::size_t> admitted_{0};
+  alignas(64) std::atomic<std::size_t> taken_{0};
   bool closed_ = false;
   bool cancelled_ = false;
   int live_ = 0;
