@@ -33,6 +33,15 @@ bubble::Runtime& sys() {
   return bubble::system_runtime();
 }
 
+// Opens a gate when it goes out of scope, so that a failed assertion does not leave the pool's
+// workers waiting (and the test hanging in the pool's destructor).
+struct OpenOnExit {
+  bubble::Notification& gate;
+  ~OpenOnExit() {
+    gate.notify();  // Idempotent.
+  }
+};
+
 // Occupies every worker of `pool` with a job that waits for `gate`; returns once all of them run.
 void occupy_workers(Pool& pool, int workers, bubble::Notification& gate) {
   bubble::Latch started(workers, sys());
@@ -126,6 +135,7 @@ TEST(PoolInbox, TryingSubmittersFillTheQueueExactlyToItsCapacity) {
     for (int trial = 0; trial < 10; ++trial) {
       Pool pool({.workers = kWorkers, .queue_capacity = capacity, .name = "fill"}, sys());
       bubble::Notification gate(sys());
+      const OpenOnExit open{gate};
       occupy_workers(pool, kWorkers, gate);
       std::atomic<int> accepted{0};
       std::atomic<int> ran{0};
@@ -168,6 +178,7 @@ TEST(PoolInbox, EveryReturnedSubmitIsInTheNextSnapshot) {
   constexpr int kJobs = 200;
   Pool pool({.workers = kWorkers, .queue_capacity = 1024, .name = "snapshot"}, sys());
   bubble::Notification gate(sys());
+  const OpenOnExit open{gate};
   occupy_workers(pool, kWorkers, gate);
   for (int k = 1; k <= kJobs; ++k) {
     ASSERT_FALSE(pool.submit(Context::background(), [] {}));
@@ -187,6 +198,7 @@ TEST(PoolInbox, EveryReturnedSubmitIsInTheNextSnapshot) {
 TEST(PoolInbox, JobsSubmittedMeanwhileAreTakenByPriorityTenantAndOrder) {
   Pool pool({.workers = 1, .queue_capacity = 1024, .name = "order"}, sys());
   bubble::Notification gate(sys());
+  const OpenOnExit open{gate};
   occupy_workers(pool, 1, gate);
   std::mutex mu;
   std::vector<int> order;  // Written by the one worker, read after shutdown.
@@ -251,11 +263,15 @@ TEST(PoolInbox, EachSubmittersJobsStartInItsOrder) {
 TEST(PoolInbox, AJobPushedAsTheWorkerGoesIdleAlwaysRuns) {
   constexpr int kRounds = 20000;
   Pool pool({.workers = 1, .queue_capacity = 64, .name = "idle"}, sys());
+  std::atomic<int> spins{0};
   for (int round = 0; round < kRounds; ++round) {
     bubble::Notification first_running(sys());
     bubble::Notification second_ran(sys());
     ASSERT_FALSE(pool.submit(Context::background(), [&] { first_running.notify(); }));
     first_running.wait();  // The worker is finishing the first job, or already idle.
+    // A different amount of work before the push in each round, so that over the rounds the
+    // push lands at every point of the worker's way from the first job to its idle wait.
+    for (int i = 0; i < round % 512; ++i) spins.fetch_add(1, std::memory_order_relaxed);
     ASSERT_FALSE(pool.submit(Context::background(), [&] { second_ran.notify(); }));
     second_ran.wait();
   }
