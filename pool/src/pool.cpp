@@ -359,14 +359,22 @@ class Pool::Impl {
     if (idle_.idle_count(std::memory_order_relaxed) != 0) return false;
     // Reserve a slot, but never the last one: the locked path checks occupied() under the mutex
     // and then adds to admitted_; a reservation here never raises the occupancy to the capacity,
-    // so the two together never exceed it. taken_ is read first, with acquire: every admission a
-    // take it counts has consumed happened before, so admitted_, read next, is at least taken_.
-    // A stale taken_ only overstates the occupancy (takes only lower it): the bound holds.
+    // so the two together never exceed it. A stale count of takes only overstates the occupancy
+    // (takes only lower it), so the bound holds with any earlier value of taken_: the submitters
+    // keep the last one read in taken_seen_, next to admitted_, and read taken_ itself (a line
+    // the workers write at every take) only when that earlier value does not leave room, or for
+    // a metrics sink's exact depth. taken_ is read with acquire: every admission a take it counts
+    // has consumed happened before, so admitted_, read next, is at least taken_.
     const auto capacity = static_cast<std::size_t>(opts_.queue_capacity);
-    const std::size_t taken = taken_.load(std::memory_order_acquire);
+    std::size_t taken = taken_seen_.load(std::memory_order_relaxed);
     std::size_t n = admitted_.load(std::memory_order_relaxed);
+    if (opts_.metrics_sink != nullptr || n < taken || n - taken + 2 > capacity) {
+      taken = taken_.load(std::memory_order_acquire);
+      taken_seen_.store(taken, std::memory_order_relaxed);
+      n = admitted_.load(std::memory_order_relaxed);
+    }
     do {
-      if (n - taken + 2 > capacity) return false;
+      if (n < taken || n - taken + 2 > capacity) return false;
     } while (!admitted_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
     detail::PoolNode* node = inbox_.allocate();
     detail::PoolItem& item = node->item;  // A recycled node: assign every field.
@@ -662,6 +670,7 @@ class Pool::Impl {
   // read-modify-write, on the workers' path). admitted_ - taken_ equals queue_.size() under the
   // mutex whenever the inbox is off.
   alignas(64) std::atomic<std::size_t> admitted_{0};
+  std::atomic<std::size_t> taken_seen_{0};  // An earlier value of taken_ (see admit_to_inbox).
   alignas(64) std::atomic<std::size_t> taken_{0};
   bool closed_ = false;
   bool cancelled_ = false;
