@@ -38,7 +38,7 @@
 // submit is refused by the locked path; what was pushed before is queued and run). A worker
 // going idle is counted before it looks at the inbox a last time, and a pusher looks at that
 // count after its push (both sequentially consistent): either the worker sees the job, or the
-// pusher wakes a worker under the mutex. Occupancy is admitted_ - taken_ (see there).
+// pusher wakes a worker under the mutex. How the capacity holds: pool_occupancy.hpp.
 //
 // In a bubble the inbox is off: every submit takes the mutex, and the scheduling points (the
 // mutex's lock and unlock) are those of a pool without an inbox, so saved schedules replay
@@ -65,55 +65,15 @@
 
 #include "pool_idle_workers.hpp"
 #include "pool_inbox.hpp"
+#include "pool_occupancy.hpp"
+#include "pool_options_check.hpp"
 #include "pool_queue.hpp"
 
 namespace bubble {
 
-const char* to_string(JobStatus status) noexcept {
-  switch (status) {
-    case JobStatus::done:
-      return "done";
-    case JobStatus::canceled:
-      return "canceled";
-    case JobStatus::too_late:
-      return "too_late";
-    case JobStatus::failed:
-      return "failed";
-  }
-  return "unknown";
-}
-
 namespace {
 
 enum class Admission { wait, try_once, bounded };
-
-void validate(const PoolOptions& o) {
-  if (o.workers < 1) {
-    throw std::invalid_argument("bubble::Pool: options.workers must be >= 1, got " +
-                                std::to_string(o.workers));
-  }
-  if (o.queue_capacity < 1) {
-    throw std::invalid_argument("bubble::Pool: options.queue_capacity must be >= 1, got " +
-                                std::to_string(o.queue_capacity));
-  }
-  if (o.room_to_resume < 0 || o.room_to_resume > o.queue_capacity) {
-    throw std::invalid_argument(
-        "bubble::Pool: options.room_to_resume must be >= 0 and <= queue_capacity (" +
-        std::to_string(o.queue_capacity) + "), got " + std::to_string(o.room_to_resume));
-  }
-  if (o.aging_step < Duration::zero()) {
-    throw std::invalid_argument("bubble::Pool: options.aging_step must be >= 0, got " +
-                                format_duration(o.aging_step));
-  }
-  if (o.max_queued_per_tenant < 0) {
-    throw std::invalid_argument("bubble::Pool: options.max_queued_per_tenant must be >= 0, got " +
-                                std::to_string(o.max_queued_per_tenant));
-  }
-  if (o.max_running_per_tenant < 0) {
-    throw std::invalid_argument("bubble::Pool: options.max_running_per_tenant must be >= 0, got " +
-                                std::to_string(o.max_running_per_tenant));
-  }
-}
 
 }  // namespace
 
@@ -121,7 +81,7 @@ class Pool::Impl {
  public:
   Impl(Runtime& rt, PoolOptions options)
       : rt_(rt),
-        opts_((validate(options), std::move(options))),
+        opts_((detail::validate_pool_options(options), std::move(options))),
         room_to_resume_(
             opts_.room_to_resume > 0
                 ? static_cast<std::size_t>(opts_.room_to_resume)
@@ -132,7 +92,8 @@ class Pool::Impl {
         stopped_cv_(opts_.name + ".stopped", rt),
         idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt),
         inbox_on_(!rt.controlled() && opts_.max_queued_per_tenant == 0 &&
-                  opts_.queue_capacity >= 2) {
+                  opts_.queue_capacity >= 2),
+        occupancy_(static_cast<std::size_t>(opts_.queue_capacity)) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
     ctx_ = std::move(ctx);
     cancel_ = std::move(cancel);
@@ -334,7 +295,7 @@ class Pool::Impl {
     item.tenant = &tenant;
     queue_.push(node, opts.priority);
     ++submitted_;
-    admitted_.fetch_add(1, std::memory_order_relaxed);
+    occupancy_.admit();
     depth = occupied();
     // Wake the idle worker that went idle last, unless enough are already on their way for the
     // jobs queued.
@@ -357,25 +318,9 @@ class Pool::Impl {
                       SourceLocation where, std::size_t& depth) {
     // An idle worker must be woken under the mutex: the locked path does it.
     if (idle_.idle_count(std::memory_order_relaxed) != 0) return false;
-    // Reserve a slot, but never the last one: the locked path checks occupied() under the mutex
-    // and then adds to admitted_; a reservation here never raises the occupancy to the capacity,
-    // so the two together never exceed it. A stale count of takes only overstates the occupancy
-    // (takes only lower it), so the bound holds with any earlier value of taken_: the submitters
-    // keep the last one read in taken_seen_, next to admitted_, and read taken_ itself (a line
-    // the workers write at every take) only when that earlier value does not leave room, or for
-    // a metrics sink's exact depth. taken_ is read with acquire: every admission a take it counts
-    // has consumed happened before, so admitted_, read next, is at least taken_.
-    const auto capacity = static_cast<std::size_t>(opts_.queue_capacity);
-    std::size_t taken = taken_seen_.load(std::memory_order_relaxed);
-    std::size_t n = admitted_.load(std::memory_order_relaxed);
-    if (opts_.metrics_sink != nullptr || n < taken || n - taken + 2 > capacity) {
-      taken = taken_.load(std::memory_order_acquire);
-      taken_seen_.store(taken, std::memory_order_relaxed);
-      n = admitted_.load(std::memory_order_relaxed);
-    }
-    do {
-      if (n < taken || n - taken + 2 > capacity) return false;
-    } while (!admitted_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    // Never the last slot: that one the locked path decides (pool_occupancy.hpp).
+    const std::size_t reserved = occupancy_.reserve(opts_.metrics_sink != nullptr);
+    if (reserved == 0) return false;
     detail::PoolNode* node = inbox_.allocate();
     detail::PoolItem& item = node->item;  // A recycled node: assign every field.
     item.job = std::move(job);
@@ -399,10 +344,10 @@ class Pool::Impl {
       item.on_complete = nullptr;
       item.ctx.reset();
       inbox_.recycle(node, node);
-      admitted_.fetch_sub(1, std::memory_order_relaxed);
+      occupancy_.unreserve();
       return false;
     }
-    depth = n + 1 - taken;
+    depth = reserved;
     // A worker that went idle after the check above may have missed the push (see
     // PoolIdleWorkers::wait): wake one under the mutex, as the locked path would have.
     if (idle_.idle_count(std::memory_order_seq_cst) != 0) {
@@ -436,11 +381,7 @@ class Pool::Impl {
   }
 
   // Jobs queued, in the inbox, or with a slot reserved for the inbox: what the capacity bounds.
-  // Exact under the mutex, but for reservations on their way to the inbox.
-  std::size_t occupied() const noexcept {
-    const std::size_t taken = taken_.load(std::memory_order_relaxed);
-    return admitted_.load(std::memory_order_relaxed) - taken;
-  }
+  std::size_t occupied() const noexcept { return occupancy_.occupied(); }
 
   // The time, for queue waits and aging; TimePoint{} (not read) when neither is wanted.
   TimePoint clock() const {
@@ -546,8 +487,7 @@ class Pool::Impl {
         now = clock();
         continue;
       }
-      // Only the mutex's holder writes taken_. Release: pairs with admit_to_inbox's acquire.
-      taken_.store(taken_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+      occupancy_.take();
       detail::PoolItem& item = st.node->item;
       // `now` was read before this critical section (it also ended the previous job): a job
       // queued by another thread since then has waited zero, not a negative time.
@@ -664,14 +604,7 @@ class Pool::Impl {
   const bool inbox_on_;
   detail::PoolInbox inbox_;  // Before queue_: its nodes may be in the queue until the end.
   detail::PoolQueue queue_;
-  // The occupancy the capacity bounds, as two counts on cache lines of their own: admissions
-  // (queued by the locked path, pushed to the inbox, or a slot reserved for a push on its way),
-  // raised by submitters, and takes, written only by the holder of the mutex (a plain store, no
-  // read-modify-write, on the workers' path). admitted_ - taken_ equals queue_.size() under the
-  // mutex whenever the inbox is off.
-  alignas(64) std::atomic<std::size_t> admitted_{0};
-  std::atomic<std::size_t> taken_seen_{0};  // An earlier value of taken_ (see admit_to_inbox).
-  alignas(64) std::atomic<std::size_t> taken_{0};
+  detail::PoolOccupancy occupancy_;
   bool closed_ = false;
   bool cancelled_ = false;
   int live_ = 0;
