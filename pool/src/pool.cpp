@@ -22,6 +22,28 @@
 // exact latency figures cost two reads per job. A worker reads again only after it waited for
 // work, after on_complete or sink callbacks (their time belongs to neither job), and a submitter
 // after it waited for room.
+//
+// The inbox (pool_inbox.hpp; real threads only). On a runtime that is not controlled, a submit
+// that finds the pool open, no idle worker to wake and more than one free slot pushes its job
+// onto a lock-free stack instead of taking the mutex: with one mutex crossed by every job twice,
+// the submitter spent most of its time waiting for the workers' critical sections
+// (docs/PERFORMANCE.md, "A submit that does not wait for the workers' lock"). Whoever holds the
+// mutex moves the inbox's jobs into the queue, in the order of their pushes, before it reads the
+// queue or the counters (a worker before every take, a locked submit before it queues, stats(),
+// shutdown as it closes): numbered, counted and placed exactly as if each had been queued at its
+// push, so priority, aging, tenant round robin, FIFO order and the counters are unchanged. The
+// locked path decides whenever the fast one cannot: an idle worker must be woken, the queue is
+// one slot from full, a tenant cap is set (max_queued_per_tenant), the pool is closed (shutdown
+// marks the inbox closed under the mutex, together with closed_: a later push fails and its
+// submit is refused by the locked path; what was pushed before is queued and run). A worker
+// going idle is counted before it looks at the inbox a last time, and a pusher looks at that
+// count after its push (both sequentially consistent): either the worker sees the job, or the
+// pusher wakes a worker under the mutex. How the capacity holds: pool_occupancy.hpp.
+//
+// In a bubble the inbox is off: every submit takes the mutex, and the scheduling points (the
+// mutex's lock and unlock) are those of a pool without an inbox, so saved schedules replay
+// unchanged. The inbox's interleavings are exercised on real threads
+// (tests/pool/system/pool_inbox_test.cpp, under ThreadSanitizer in CI).
 
 #include <bubble/pool.hpp>
 
@@ -42,55 +64,16 @@
 #include <bubble/mutex.hpp>
 
 #include "pool_idle_workers.hpp"
+#include "pool_inbox.hpp"
+#include "pool_occupancy.hpp"
+#include "pool_options_check.hpp"
 #include "pool_queue.hpp"
 
 namespace bubble {
 
-const char* to_string(JobStatus status) noexcept {
-  switch (status) {
-    case JobStatus::done:
-      return "done";
-    case JobStatus::canceled:
-      return "canceled";
-    case JobStatus::too_late:
-      return "too_late";
-    case JobStatus::failed:
-      return "failed";
-  }
-  return "unknown";
-}
-
 namespace {
 
 enum class Admission { wait, try_once, bounded };
-
-void validate(const PoolOptions& o) {
-  if (o.workers < 1) {
-    throw std::invalid_argument("bubble::Pool: options.workers must be >= 1, got " +
-                                std::to_string(o.workers));
-  }
-  if (o.queue_capacity < 1) {
-    throw std::invalid_argument("bubble::Pool: options.queue_capacity must be >= 1, got " +
-                                std::to_string(o.queue_capacity));
-  }
-  if (o.room_to_resume < 0 || o.room_to_resume > o.queue_capacity) {
-    throw std::invalid_argument(
-        "bubble::Pool: options.room_to_resume must be >= 0 and <= queue_capacity (" +
-        std::to_string(o.queue_capacity) + "), got " + std::to_string(o.room_to_resume));
-  }
-  if (o.aging_step < Duration::zero()) {
-    throw std::invalid_argument("bubble::Pool: options.aging_step must be >= 0, got " +
-                                format_duration(o.aging_step));
-  }
-  if (o.max_queued_per_tenant < 0) {
-    throw std::invalid_argument("bubble::Pool: options.max_queued_per_tenant must be >= 0, got " +
-                                std::to_string(o.max_queued_per_tenant));
-  }
-  if (o.max_running_per_tenant < 0) {
-    throw std::invalid_argument("bubble::Pool: options.max_running_per_tenant must be >= 0, got " +
-                                std::to_string(o.max_running_per_tenant));
-  }
-}
 
 }  // namespace
 
@@ -98,7 +81,7 @@ class Pool::Impl {
  public:
   Impl(Runtime& rt, PoolOptions options)
       : rt_(rt),
-        opts_((validate(options), std::move(options))),
+        opts_((detail::validate_pool_options(options), std::move(options))),
         room_to_resume_(
             opts_.room_to_resume > 0
                 ? static_cast<std::size_t>(opts_.room_to_resume)
@@ -107,7 +90,10 @@ class Pool::Impl {
         work_cv_(opts_.name + ".work", rt),
         room_cv_(opts_.name + ".room", rt),
         stopped_cv_(opts_.name + ".stopped", rt),
-        idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt) {
+        idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt),
+        inbox_on_(!rt.controlled() && opts_.max_queued_per_tenant == 0 &&
+                  opts_.queue_capacity >= 2),
+        occupancy_(static_cast<std::size_t>(opts_.queue_capacity)) {
     auto [ctx, cancel] = Context::with_cancel(Context::background());
     ctx_ = std::move(ctx);
     cancel_ = std::move(cancel);
@@ -171,6 +157,9 @@ class Pool::Impl {
     lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
     if (!closed_) {
       closed_ = true;
+      // Together with closed_, under the mutex: from here on a push fails (and its submit takes
+      // the locked path, which refuses it), and what was pushed before is queued, to be run.
+      if (inbox_on_) queue_pushed_locked(inbox_.close());
       room_cv_.notify_all();
       idle_.wake_all();
     }
@@ -192,6 +181,9 @@ class Pool::Impl {
 
   PoolStats stats() const {
     std::lock_guard<Mutex> lk(mu_);
+    // Jobs in the inbox were accepted: count them as submitted and queued. (Moving them into the
+    // queue changes no observable state, so a const snapshot may do it.)
+    const_cast<Impl*>(this)->drain_inbox_locked();
     PoolStats s;
     s.workers = opts_.workers;
     s.busy_workers = busy_;
@@ -223,9 +215,11 @@ class Pool::Impl {
   std::error_code admit(const Context& ctx, Job& job, JobOptions& opts, Admission mode,
                         Duration max_wait, SourceLocation where, std::size_t& depth) {
     TimePoint now = clock();
+    if (inbox_on_ && admit_to_inbox(ctx, job, opts, now, where, depth)) return {};
     std::unique_lock<Mutex> lk(mu_, std::defer_lock);
     mu_.lock(where);
     lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
+    drain_inbox_locked();  // Jobs pushed before this submit go first.
     const auto capacity = static_cast<std::size_t>(opts_.queue_capacity);
     const auto tenant_cap = static_cast<std::size_t>(opts_.max_queued_per_tenant);
     std::optional<std::pair<Context, CancelFunc>> bounded;  // submit_within's timeout
@@ -242,7 +236,7 @@ class Pool::Impl {
     // waiter (the batch goes on, or a notify this thread may have consumed is passed on). True
     // when the caller must notify room_cv_.
     auto pass_room_on_locked = [&] {
-      if (!waited || room_waiters_ == 0 || queue_.size() >= capacity) return false;
+      if (!waited || room_waiters_ == 0 || occupied() >= capacity) return false;
       room_resuming_ = true;
       return true;
     };
@@ -259,7 +253,7 @@ class Pool::Impl {
           return refuse(errc::tenant_limit, rejected_tenant_limit_);
         }
       }
-      if (queue_.size() < capacity) break;
+      if (occupied() < capacity) break;
       if (mode == Admission::try_once || (mode == Admission::bounded && max_wait <= Duration{})) {
         return refuse(errc::full, rejected_full_);
       }
@@ -283,6 +277,7 @@ class Pool::Impl {
         return refuse(errc::full, rejected_full_);
       }
       now = clock();
+      drain_inbox_locked();
     }
     detail::PoolTenant& tenant = queue_.tenant(opts.tenant);
     detail::PoolNode* node = queue_.allocate();
@@ -300,7 +295,8 @@ class Pool::Impl {
     item.tenant = &tenant;
     queue_.push(node, opts.priority);
     ++submitted_;
-    depth = queue_.size();
+    occupancy_.admit();
+    depth = occupied();
     // Wake the idle worker that went idle last, unless enough are already on their way for the
     // jobs queued.
     CondVar* const wake_worker = queue_.size() > idle_.waking() ? idle_.choose() : nullptr;
@@ -314,6 +310,78 @@ class Pool::Impl {
     }
     return {};
   }
+
+  // The submit without the mutex (real threads only: see "The inbox" at the top of this file).
+  // Returns true when the job is in the inbox (depth: the jobs queued with it), false, with
+  // `job` and `opts` as they came, when the locked path must decide.
+  bool admit_to_inbox(const Context& ctx, Job& job, JobOptions& opts, TimePoint now,
+                      SourceLocation where, std::size_t& depth) {
+    // An idle worker must be woken under the mutex: the locked path does it.
+    if (idle_.idle_count(std::memory_order_relaxed) != 0) return false;
+    // Never the last slot: that one the locked path decides (pool_occupancy.hpp).
+    const std::size_t reserved = occupancy_.reserve(opts_.metrics_sink != nullptr);
+    if (reserved == 0) return false;
+    detail::PoolNode* node = inbox_.allocate();
+    detail::PoolItem& item = node->item;  // A recycled node: assign every field.
+    item.job = std::move(job);
+    if (ctx.can_end()) {
+      item.ctx = ctx;
+    } else {
+      item.ctx.reset();
+    }
+    item.on_complete = std::move(opts.on_complete);
+    item.expected_duration = opts.expected_duration;
+    item.enqueued = now;
+    item.seq = 0;           // Numbered when queued.
+    item.tenant = nullptr;  // Resolved when queued.
+    node->priority = opts.priority;
+    node->tenant_name = std::move(opts.tenant);
+    if (!inbox_.push(node)) {
+      // Closed meanwhile: give everything back; the locked path refuses the job.
+      job = std::move(item.job);
+      opts.on_complete = std::move(item.on_complete);
+      opts.tenant = std::move(node->tenant_name);
+      item.on_complete = nullptr;
+      item.ctx.reset();
+      inbox_.recycle(node, node);
+      occupancy_.unreserve();
+      return false;
+    }
+    depth = reserved;
+    // A worker that went idle after the check above may have missed the push (see
+    // PoolIdleWorkers::wait): wake one under the mutex, as the locked path would have.
+    if (idle_.idle_count(std::memory_order_seq_cst) != 0) {
+      std::unique_lock<Mutex> lk(mu_, std::defer_lock);
+      mu_.lock(where);
+      lk = std::unique_lock<Mutex>(mu_, std::adopt_lock);
+      drain_inbox_locked();
+      CondVar* const wake_worker = queue_.size() > idle_.waking() ? idle_.choose() : nullptr;
+      lk.unlock();
+      if (wake_worker != nullptr) wake_worker->notify_one();
+    }
+    return true;
+  }
+
+  // Moves the inbox's jobs into the queue, in the order of their pushes: numbered and counted as
+  // if each had been queued by the locked path at its push. Called with the mutex held before
+  // anything reads the queue or the counters.
+  void drain_inbox_locked() {
+    if (inbox_on_) queue_pushed_locked(inbox_.take_all());
+  }
+
+  void queue_pushed_locked(detail::PoolNode* node) {
+    while (node != nullptr) {
+      detail::PoolNode* const next = node->next;
+      node->item.seq = ++seq_;
+      node->item.tenant = &queue_.tenant(node->tenant_name);
+      queue_.push(node, node->priority);
+      ++submitted_;
+      node = next;
+    }
+  }
+
+  // Jobs queued, in the inbox, or with a slot reserved for the inbox: what the capacity bounds.
+  std::size_t occupied() const noexcept { return occupancy_.occupied(); }
 
   // The time, for queue waits and aging; TimePoint{} (not read) when neither is wanted.
   TimePoint clock() const {
@@ -331,7 +399,20 @@ class Pool::Impl {
   struct WorkerState {
     detail::PoolNode* node = nullptr;  // The job taken, while the worker holds it.
     bool in_job = false;               // Counted in busy_ and its tenant's running.
+    // Inbox nodes of finished jobs, given back to the inbox kRecycleBatch at a time, outside the
+    // mutex (one compare-and-swap on a line the submitters share, not one per job under it).
+    detail::PoolNode* spare_first = nullptr;
+    detail::PoolNode* spare_last = nullptr;
+    int spares = 0;
   };
+  static constexpr int kRecycleBatch = 16;
+
+  void recycle_spares(WorkerState& st) noexcept {
+    if (st.spares == 0) return;
+    inbox_.recycle(st.spare_first, st.spare_last);
+    st.spare_first = st.spare_last = nullptr;
+    st.spares = 0;
+  }
 
   // Counts a submitter in room_waiters_ for the duration of its wait for room. Whichever waiter
   // returns from the wait, for any reason, takes over the resumption in progress (see
@@ -360,6 +441,7 @@ class Pool::Impl {
     ~WorkerExit() {
       if (!lk.owns_lock()) lk.lock();
       if (st.in_job) pool.finish_job_locked(st);
+      pool.recycle_spares(st);
       if (--pool.live_ == 0) pool.stopped_cv_.notify_all();
     }
   };
@@ -383,7 +465,13 @@ class Pool::Impl {
     item.tenant = nullptr;
     --tenant.running;
     queue_.release_tenant(tenant);
-    queue_.release(st.node);
+    if (st.node->from_inbox) {
+      st.node->next = st.spare_first;
+      st.spare_first = st.node;
+      if (st.spares++ == 0) st.spare_last = st.node;
+    } else {
+      queue_.release(st.node);
+    }
     st.node = nullptr;
   }
 
@@ -391,13 +479,15 @@ class Pool::Impl {
     TimePoint now = clock();
     PoolMetricsSink* const sink = opts_.metrics_sink;
     for (;;) {
+      drain_inbox_locked();
       st.node = queue_.take(now, opts_.aging_step, opts_.max_running_per_tenant);
       if (st.node == nullptr) {
         if (closed_ && queue_.empty()) return;
-        idle_.wait(lk, worker);
+        idle_.wait(lk, worker, [this] { return inbox_on_ && inbox_.has_pushes(); });
         now = clock();
         continue;
       }
+      occupancy_.take();
       detail::PoolItem& item = st.node->item;
       // `now` was read before this critical section (it also ended the previous job): a job
       // queued by another thread since then has waited zero, not a negative time.
@@ -410,12 +500,13 @@ class Pool::Impl {
       // resumption is already under way (the resumed submitter passes it on).
       const bool wake_submitter =
           room_waiters_ > 0 && !room_resuming_ &&
-          static_cast<std::size_t>(opts_.queue_capacity) - queue_.size() >= room_to_resume_;
+          static_cast<std::size_t>(opts_.queue_capacity) - occupied() >= room_to_resume_;
       if (wake_submitter) room_resuming_ = true;
       if (closed_ && queue_.empty() && idle_.any()) idle_.wake_all();
       const int busy = busy_;
       lk.unlock();
       if (wake_submitter) room_cv_.notify_one();  // After unlocking, as in admit().
+      if (st.spares >= kRecycleBatch) recycle_spares(st);
 
       if (sink != nullptr) sink->job_started(wait, busy);
       JobOutcome outcome;
@@ -508,7 +599,12 @@ class Pool::Impl {
   CondVar room_cv_;
   CondVar stopped_cv_;
   detail::PoolIdleWorkers idle_;  // After the CondVars above: it makes the other workers' own.
+  // Whether submits may use the inbox: on real threads, with no queued cap per tenant (which
+  // needs the tenant's count under the mutex) and room for more than one job.
+  const bool inbox_on_;
+  detail::PoolInbox inbox_;  // Before queue_: its nodes may be in the queue until the end.
   detail::PoolQueue queue_;
+  detail::PoolOccupancy occupancy_;
   bool closed_ = false;
   bool cancelled_ = false;
   int live_ = 0;

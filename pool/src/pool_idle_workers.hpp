@@ -13,6 +13,7 @@
 // CondVar wakes its waiters in FIFO order.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,10 @@ class PoolIdleWorkers {
   // Whether a worker is idle and not yet chosen.
   bool any() const noexcept { return !idle_.empty(); }
 
+  // How many workers are idle and not yet chosen, read without the pool's mutex (the pool's
+  // inbox, pool_inbox.hpp): `order` seq_cst for the check that follows a push (see wait()).
+  std::size_t idle_count(std::memory_order order) const noexcept { return count_.load(order); }
+
   // How many workers have been chosen and are not yet back from wait(): the wake-ups on their way.
   std::size_t waking() const noexcept { return waking_; }
 
@@ -56,6 +61,7 @@ class PoolIdleWorkers {
     if (idle_.empty()) return nullptr;
     const std::size_t worker = idle_.back();
     idle_.pop_back();
+    count_.fetch_sub(1, std::memory_order_relaxed);
     woken_[worker] = true;
     ++waking_;
     return cvs_[worker];
@@ -67,23 +73,33 @@ class PoolIdleWorkers {
   }
 
   // The idle wait of `worker`, with the pool's mutex held by `lk`: blocks until choose() has
-  // chosen it. Settles the books on every way out, unwinding included (CondVar re-acquires the
-  // mutex before an exception leaves it): a worker still on the stack leaves it, a chosen one is
-  // no longer on its way.
-  void wait(std::unique_lock<Mutex>& lk, std::size_t worker) {
+  // chosen it, or returns at once if `has_work()`, called once the worker is counted idle, says
+  // work arrived without the mutex (the inbox). The count is raised before has_work() with a
+  // sequentially consistent increment; a pusher reads it after its push (also sequentially
+  // consistent): either has_work() sees the push, or the pusher sees the count and wakes this
+  // worker under the mutex. Settles the books on every way out, unwinding included (CondVar
+  // re-acquires the mutex before an exception leaves it): a worker still on the stack leaves it,
+  // a chosen one is no longer on its way.
+  template <class HasWork>
+  void wait(std::unique_lock<Mutex>& lk, std::size_t worker, HasWork&& has_work) {
     Waiting waiting(*this, worker);
+    if (has_work()) return;
     while (!woken_[worker]) cvs_[worker]->wait(lk);
   }
 
  private:
   struct Waiting {
-    Waiting(PoolIdleWorkers& s, std::size_t w) : set(s), worker(w) { set.idle_.push_back(worker); }
+    Waiting(PoolIdleWorkers& s, std::size_t w) : set(s), worker(w) {
+      set.idle_.push_back(worker);
+      set.count_.fetch_add(1, std::memory_order_seq_cst);
+    }
     ~Waiting() {
       if (set.woken_[worker]) {
         set.woken_[worker] = false;
         --set.waking_;
       } else {
         set.idle_.erase(std::find(set.idle_.begin(), set.idle_.end(), worker));
+        set.count_.fetch_sub(1, std::memory_order_relaxed);
       }
     }
     Waiting(const Waiting&) = delete;
@@ -94,9 +110,10 @@ class PoolIdleWorkers {
 
   std::vector<std::unique_ptr<CondVar>> owned_;  // Workers 1 and up's CondVars.
   std::vector<CondVar*> cvs_;                    // Every worker's, by worker number.
-  std::vector<std::size_t> idle_;  // Idle workers not yet chosen, in the order they went idle.
-  std::vector<bool> woken_;        // By worker: chosen, and not yet back from its wait.
-  std::size_t waking_ = 0;         // Workers with woken_ set.
+  std::vector<std::size_t> idle_;      // Idle workers not yet chosen, in the order they went idle.
+  std::vector<bool> woken_;            // By worker: chosen, and not yet back from its wait.
+  std::size_t waking_ = 0;             // Workers with woken_ set.
+  std::atomic<std::size_t> count_{0};  // idle_.size(), for readers without the mutex.
 };
 
 }  // namespace bubble::detail

@@ -46,6 +46,12 @@ struct PoolItem {
 struct PoolNode {
   PoolItem item;
   PoolNode* next = nullptr;
+  // While the node waits in the pool's inbox (pool_inbox.hpp): the priority and the tenant's
+  // name, which the worker that moves it into the queue resolves to a PoolTenant.
+  int priority = 0;
+  std::string tenant_name;
+  bool from_inbox =
+      false;  // Drawn from the inbox's nodes (and given back there), not this queue's.
 };
 
 struct PoolLane {
