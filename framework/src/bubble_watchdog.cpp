@@ -1,6 +1,7 @@
 #include "bubble_watchdog.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -22,11 +23,23 @@ struct Watchdog {
   IntrusiveList<WatchdogEntry, &WatchdogEntry::hook> entries;  // The bubbles it watches.
   milliseconds tick{100};
   bool started = false;
-  Watchdog* before_fork = nullptr;  // The parent's watchdog, in a forked child (kept reachable).
+  std::atomic<bool> running{false};  // The thread has started (see start()).
+  Watchdog* before_fork = nullptr;   // The parent's watchdog, in a forked child (kept reachable).
 
+  // Starts the thread, and returns once it runs. A thread that is still starting may be inside
+  // the allocator, and AddressSanitizer's allocator takes a lock there that its clang 14 runtime
+  // does not hold across fork() (glibc's malloc does): a fork at that moment, such as a
+  // GoogleTest death test right after the first watched run, would copy the held lock into the
+  // child, whose next allocation of that size would wait forever. Once running, the thread
+  // allocates nothing until it aborts.
   void start() {
     started = true;
-    std::thread([this] { loop(); }).detach();
+    std::thread([this] {
+      running.store(true, std::memory_order_release);
+      running.notify_one();
+      loop();
+    }).detach();
+    running.wait(false, std::memory_order_acquire);
   }
 
   void loop() {
