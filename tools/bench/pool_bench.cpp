@@ -260,7 +260,7 @@ void BM_TbbTaskGroup(benchmark::State& state) {
 #endif
 
 // The price of one clock read on the system runtime: with measure_latency the pool reads it twice
-// per job (see pool.cpp), the difference between BM_BubblePool's two arguments.
+// per job (see pool_impl.hpp), the difference between BM_BubblePool's two arguments.
 void BM_SystemRuntimeNow(benchmark::State& state) {
   bubble::Runtime& rt = bubble::system_runtime();
   for (auto _ : state) benchmark::DoNotOptimize(rt.now());

@@ -1,8 +1,8 @@
 // Tests of bubble::Pool's inbox on the system runtime (real threads; run under ThreadSanitizer
 // in CI): the submits that leave their job without taking the pool's mutex, and the workers that
-// move those jobs into the queue (pool.cpp, "The inbox"). In a bubble the inbox is off, so these
-// races exist only here. Every test loops on events (latches, notifications, counts), never on
-// time, and asserts counts and orders only.
+// move those jobs into the queue (pool_impl.hpp, "The inbox"). In a bubble the inbox is off, so
+// these races exist only here. Every test loops on events (latches, notifications, counts), never
+// on time, and asserts counts and orders only.
 
 #include <algorithm>
 #include <atomic>
