@@ -38,6 +38,26 @@ std::error_code Pool::Impl::submit(const Context& ctx, Job& job, JobOptions& opt
   return ec;
 }
 
+namespace {
+
+// Moves a submit's job, context, completion callback and options into a recycled item (every
+// field but its number and tenant, which each path sets). The context is kept only if it can
+// end: the job's context then ends with it.
+void fill_item(detail::PoolItem& item, const Context& ctx, Job& job, JobOptions& opts,
+               TimePoint now) {
+  item.job = std::move(job);
+  if (ctx.can_end()) {
+    item.ctx = ctx;
+  } else {
+    item.ctx.reset();
+  }
+  item.on_complete = std::move(opts.on_complete);
+  item.expected_duration = opts.expected_duration;
+  item.enqueued = now;
+}
+
+}  // namespace
+
 std::error_code Pool::Impl::admit(const Context& ctx, Job& job, JobOptions& opts, Admission mode,
                                   Duration max_wait, SourceLocation where, std::size_t& depth) {
   TimePoint now = clock();
@@ -107,16 +127,8 @@ std::error_code Pool::Impl::admit(const Context& ctx, Job& job, JobOptions& opts
   }
   detail::PoolTenant& tenant = queue_.tenant(opts.tenant);
   detail::PoolNode* node = queue_.allocate();
-  detail::PoolItem& item = node->item;  // A recycled node: assign every field.
-  item.job = std::move(job);
-  if (ctx.can_end()) {
-    item.ctx = ctx;
-  } else {
-    item.ctx.reset();
-  }
-  item.on_complete = std::move(opts.on_complete);
-  item.expected_duration = opts.expected_duration;
-  item.enqueued = now;
+  detail::PoolItem& item = node->item;
+  fill_item(item, ctx, job, opts, now);
   item.seq = ++seq_;
   item.tenant = &tenant;
   queue_.push(node, opts.priority);
@@ -145,16 +157,8 @@ bool Pool::Impl::admit_to_inbox(const Context& ctx, Job& job, JobOptions& opts, 
   const std::size_t reserved = occupancy_.reserve(opts_.metrics_sink != nullptr);
   if (reserved == 0) return false;
   detail::PoolNode* node = inbox_.allocate();
-  detail::PoolItem& item = node->item;  // A recycled node: assign every field.
-  item.job = std::move(job);
-  if (ctx.can_end()) {
-    item.ctx = ctx;
-  } else {
-    item.ctx.reset();
-  }
-  item.on_complete = std::move(opts.on_complete);
-  item.expected_duration = opts.expected_duration;
-  item.enqueued = now;
+  detail::PoolItem& item = node->item;
+  fill_item(item, ctx, job, opts, now);
   item.seq = 0;           // Numbered when queued.
   item.tenant = nullptr;  // Resolved when queued.
   node->priority = opts.priority;
