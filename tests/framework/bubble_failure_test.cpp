@@ -252,10 +252,19 @@ TEST(BubbleBudget, MaxStepsEndsABusyLoop) {
   }
 }
 
-// A channel ping-pong run with a step budget: how many operations the threads completed before
-// the run failed, and the failure message.
-std::pair<int, std::string> ping_pong_until_the_budget(bubble::Options options) {
+// What a channel ping-pong (every send parks) did before its run failed: the operations the
+// ping-pong completed (the teardown included), the failure message and the schedule the failure
+// recorded.
+struct PingPongFailure {
   int completed = 0;
+  std::string message;
+  bubble::Schedule schedule;
+};
+
+// Runs the ping-pong until the run fails: by its step budget (options.max_steps), or, when
+// `thrower_yields` is not negative, by a third thread that throws after that many yields.
+PingPongFailure ping_pong_until_the_run_fails(bubble::Options options, int thrower_yields = -1) {
+  PingPongFailure out;
   try {
     bubble::run(options, [&](Runtime& rt) {
       bubble::Channel<int> ping(0, rt);
@@ -264,9 +273,9 @@ std::pair<int, std::string> ping_pong_until_the_budget(bubble::Options options) 
         for (;;) {
           auto v = ping.receive();
           if (!v) return;
-          ++completed;
+          ++out.completed;
           if (pong.send(*v)) return;
-          ++completed;
+          ++out.completed;
         }
       });
       // The teardown unwinds root first: echo must be gone before the channels are.
@@ -274,71 +283,12 @@ std::pair<int, std::string> ping_pong_until_the_budget(bubble::Options options) 
         bubble::ThreadHandle& thread;
         ~JoinAtExit() { thread.join(); }
       } join_at_exit{*echo};
-      for (int i = 0;; ++i) {
-        if (ping.send(i)) return;
-        ++completed;
-        if (!pong.receive()) return;
-        ++completed;
+      if (thrower_yields >= 0) {
+        detach(rt.spawn("thrower", [&rt, thrower_yields] {
+          for (int i = 0; i < thrower_yields; ++i) rt.yield();
+          throw std::runtime_error("thrown");
+        }));
       }
-    });
-  } catch (const bubble::RunFailure& e) {
-    return {completed, e.what()};
-  }
-  return {completed, "no failure"};
-}
-
-// Property: a run stops where its step budget runs out, whether or not it is traced (a traced
-// run takes the engine's general paths, an untraced one its fast paths, among them the direct
-// hand-off in park): for every budget, every thread completes the same operations before the
-// failure (the teardown included, which lets threads run on for a while before it unwinds them)
-// and the failure reads the same. In this ping-pong every send parks, so the budget runs out in
-// park as well as at scheduling points.
-TEST(BubbleBudget, AStepBudgetStopsTheRunAtTheSameOperationTracedOrNot) {
-  for (const bubble::Strategy& strategy : {bubble::Strategy::fifo(), bubble::Strategy::random(3)}) {
-    for (std::uint64_t budget = 1; budget <= 10; ++budget) {
-      bubble::Options options{.strategy = strategy, .max_steps = budget};
-      const auto untraced = ping_pong_until_the_budget(options);
-      options.trace = true;
-      const auto traced = ping_pong_until_the_budget(options);
-      EXPECT_TRUE(contains(untraced.second, "step budget exhausted")) << untraced.second;
-      EXPECT_EQ(untraced.first, traced.first) << strategy.to_string() << ", budget " << budget;
-      EXPECT_EQ(untraced.second, traced.second) << strategy.to_string() << ", budget " << budget;
-    }
-  }
-}
-
-// What a channel ping-pong did when a third thread failed the run by throwing after `yields`
-// yields: the operations the ping-pong completed (the teardown included), the failure message
-// and the schedule the failure recorded.
-struct PingPongAtAThrow {
-  int completed = 0;
-  std::string message;
-  bubble::Schedule schedule;
-};
-
-PingPongAtAThrow ping_pong_until_a_thread_throws(bubble::Options options, int yields) {
-  PingPongAtAThrow out;
-  try {
-    bubble::run(options, [&](Runtime& rt) {
-      bubble::Channel<int> ping(0, rt);
-      bubble::Channel<int> pong(0, rt);
-      auto echo = rt.spawn("echo", [&] {
-        for (;;) {
-          auto v = ping.receive();
-          if (!v) return;
-          ++out.completed;
-          if (pong.send(*v)) return;
-          ++out.completed;
-        }
-      });
-      struct JoinAtExit {
-        bubble::ThreadHandle& thread;
-        ~JoinAtExit() { thread.join(); }
-      } join_at_exit{*echo};
-      detach(rt.spawn("thrower", [&rt, yields] {
-        for (int i = 0; i < yields; ++i) rt.yield();
-        throw std::runtime_error("thrown");
-      }));
       for (int i = 0;; ++i) {
         if (ping.send(i)) return;
         ++out.completed;
@@ -355,6 +305,27 @@ PingPongAtAThrow ping_pong_until_a_thread_throws(bubble::Options options, int yi
   return out;
 }
 
+// Property: a run stops where its step budget runs out, whether or not it is traced (a traced
+// run takes the engine's general paths, an untraced one its fast paths, among them the direct
+// hand-off in park): for every budget, every thread completes the same operations before the
+// failure (the teardown included, which lets threads run on for a while before it unwinds them)
+// and the failure reads the same. In this ping-pong every send parks, so the budget runs out in
+// park as well as at scheduling points.
+TEST(BubbleBudget, AStepBudgetStopsTheRunAtTheSameOperationTracedOrNot) {
+  for (const bubble::Strategy& strategy : {bubble::Strategy::fifo(), bubble::Strategy::random(3)}) {
+    for (std::uint64_t budget = 1; budget <= 10; ++budget) {
+      bubble::Options options{.strategy = strategy, .max_steps = budget};
+      const PingPongFailure untraced = ping_pong_until_the_run_fails(options);
+      options.trace = true;
+      const PingPongFailure traced = ping_pong_until_the_run_fails(options);
+      EXPECT_TRUE(contains(untraced.message, "step budget exhausted")) << untraced.message;
+      EXPECT_EQ(untraced.completed, traced.completed)
+          << strategy.to_string() << ", budget " << budget;
+      EXPECT_EQ(untraced.message, traced.message) << strategy.to_string() << ", budget " << budget;
+    }
+  }
+}
+
 // Property: after a thread's exception fails the run, the threads still running (here a
 // ping-pong, whose every send parks) do the same, traced or not (a traced run takes the engine's
 // general paths, an untraced one its fast paths until the failure turns them off): the same
@@ -364,9 +335,9 @@ TEST(BubbleFailure, AfterAThreadThrowsTheRunGoesOnTheSameTracedOrNot) {
   for (const bubble::Strategy& strategy : {bubble::Strategy::fifo(), bubble::Strategy::random(3)}) {
     for (int yields = 0; yields <= 6; ++yields) {
       bubble::Options options{.strategy = strategy};
-      const PingPongAtAThrow untraced = ping_pong_until_a_thread_throws(options, yields);
+      const PingPongFailure untraced = ping_pong_until_the_run_fails(options, yields);
       options.trace = true;
-      const PingPongAtAThrow traced = ping_pong_until_a_thread_throws(options, yields);
+      const PingPongFailure traced = ping_pong_until_the_run_fails(options, yields);
       EXPECT_TRUE(contains(untraced.message, "threw std::runtime_error: thrown"))
           << untraced.message;
       EXPECT_EQ(untraced.completed, traced.completed) << strategy.to_string() << ", " << yields;
