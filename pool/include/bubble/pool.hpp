@@ -17,8 +17,10 @@ namespace bubble {
 
 // Pool is a fixed set of worker threads serving a bounded queue of jobs: a production-shaped
 // pool (backpressure, graceful shutdown, tenant fairness, priorities), written on the Runtime and
-// the framework's primitives only, so it runs unchanged on real threads and in a bubble (virtual
-// time).
+// the framework's primitives only, so it runs on real threads and in a bubble (virtual time) with
+// the same contract. On real threads most submits do not take the pool's mutex (they leave the
+// job where the next holder of the mutex queues it, as if queued at the submit); in a bubble
+// every submit takes it, so that the bubble schedules each submit against the workers.
 //
 // Admission (backpressure and load shedding). The queue holds at most
 // PoolOptions::queue_capacity jobs. When it is full, submit() waits for room (the caller is slowed
