@@ -6,8 +6,9 @@
 // loop and the running of a job). Private to bubble::pool; see pool.hpp for the contract.
 // Helpers called on every job from more than one of those files are defined here, inline.
 //
-// One bubble::Mutex guards everything: the queue (pool_queue.hpp), the counters and histograms,
-// the flags and the worker/waiter counts. CondVars hang off it: one per worker, where it waits
+// One bubble::Mutex guards everything but the inbox and the occupancy counts (lock-free, see
+// "The inbox" below): the queue (pool_queue.hpp), the counters and histograms, the flags and the
+// worker/waiter counts. CondVars hang off it: one per worker, where it waits
 // while idle (pool_idle_workers.hpp; worker 0's is work_cv_), room_cv_ (submitters wait for room)
 // and stopped_cv_ (shutdown waits for the workers to stop).
 //
@@ -15,12 +16,11 @@
 // is idle wakes the one that went idle last. With one CondVar for all the idle workers the notify
 // went to the longest-idle one, and a fifth of those wake-ups found the queue already emptied by
 // another worker; woken last in, first out, a twentieth (docs/PERFORMANCE.md, "Idle workers woken
-// last in, first out"). Waiting
-// submitters are resumed one at a time: a worker that leaves room_to_resume free slots wakes one
-// (room_resuming_ says one is on its way), and each resumed submitter wakes the next while room
-// remains. A worker's loop takes the lock once per job in the steady state: the critical section
-// that accounts for the previous job also takes the next one. Jobs, their contexts and their
-// completion callbacks run, and are destroyed, outside the lock.
+// last in, first out"). Waiting submitters are resumed one at a time: a worker that leaves
+// room_to_resume free slots wakes one (room_resuming_ says one is on its way), and each resumed
+// submitter wakes the next while room remains. A worker's loop takes the lock once per job in the
+// steady state: the critical section that accounts for the previous job also takes the next one.
+// Jobs, their contexts and their completion callbacks run, and are destroyed, outside the lock.
 //
 // Clock reads (PoolOptions::measure_latency, or aging): one per submit, outside the lock (the
 // moment queued), and one per job in a worker's steady state, after the job and before the lock:
