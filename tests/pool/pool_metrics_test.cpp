@@ -70,6 +70,52 @@ BUBBLE_TEST(PoolMetrics, StatsAreExact) {
                                                     .p99 = 10ms}));
 }
 
+// With several workers, stats() summarises the queue waits and service times of every worker's
+// jobs together, exactly, during the run and after it.
+BUBBLE_TEST(PoolMetrics, LatencyOfEveryWorkerIsSummarisedTogether) {
+  bubble::Runtime& rt = bubble::current_runtime();
+  Pool pool({.workers = 3, .queue_capacity = 8}, rt);
+  // Jobs of 10, 20, ..., 60 ms: the first three are taken at once; the fourth at 10 ms (by the
+  // worker that ran the first), the fifth at 20 ms, the sixth at 30 ms. Every worker runs two.
+  for (int i = 1; i <= 6; ++i) {
+    ASSERT_FALSE(pool.submit(Context::background(), [i] { bubble::sleep_for(i * 10ms); }));
+  }
+  bubble::sleep_for(15ms);
+  bubble::PoolStats s = pool.stats();
+  EXPECT_EQ(s.queue_wait, (bubble::LatencySummary{.count = 4,
+                                                  .min = 0ms,
+                                                  .max = 10ms,
+                                                  .mean = 2500us,
+                                                  .p50 = 0ms,
+                                                  .p90 = 10ms,
+                                                  .p99 = 10ms}));
+  EXPECT_EQ(s.service_time, (bubble::LatencySummary{.count = 1,
+                                                    .min = 10ms,
+                                                    .max = 10ms,
+                                                    .mean = 10ms,
+                                                    .p50 = 10ms,
+                                                    .p90 = 10ms,
+                                                    .p99 = 10ms}));
+  EXPECT_FALSE(pool.shutdown());
+  s = pool.stats();
+  // Queue waits 0, 0, 0, 10, 20 and 30 ms; service times 10 to 60 ms (nearest rank: p50 is the
+  // 3rd value, p90 and p99 the 6th).
+  EXPECT_EQ(s.queue_wait, (bubble::LatencySummary{.count = 6,
+                                                  .min = 0ms,
+                                                  .max = 30ms,
+                                                  .mean = 10ms,
+                                                  .p50 = 0ms,
+                                                  .p90 = 30ms,
+                                                  .p99 = 30ms}));
+  EXPECT_EQ(s.service_time, (bubble::LatencySummary{.count = 6,
+                                                    .min = 10ms,
+                                                    .max = 60ms,
+                                                    .mean = 35ms,
+                                                    .p50 = 30ms,
+                                                    .p90 = 60ms,
+                                                    .p99 = 60ms}));
+}
+
 BUBBLE_TEST(PoolMetrics, WithoutLatencyMeasurementCountersAreStillKept) {
   bubble::Runtime& rt = bubble::current_runtime();
   Pool pool({.workers = 1, .queue_capacity = 8, .measure_latency = false}, rt);
