@@ -39,6 +39,7 @@
 #include <bubble/random.hpp>
 
 #include "bubble_os_thread.hpp"
+#include "bubble_picks.hpp"
 #include "bubble_report.hpp"
 #include "bubble_run_queue.hpp"
 #include "bubble_scheduler.hpp"
@@ -297,18 +298,6 @@ class Bubble final : public Runtime {
 
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
-  void record(std::uint32_t idx);
-  // record's pick other than 0: appends the zeros pending, then idx. The picks recorded so far
-  // are schedule_.picks[0, picks_end_); the vector is kept longer, its tail all zeros, so that
-  // the pending zeros are already in place and a pick is one store (inline) unless the vector
-  // has to grow (the slow half).
-  void record_pick(std::uint32_t idx);
-  [[gnu::noinline]] void record_pick_slow(std::uint32_t idx);
-  static constexpr std::size_t kFirstPicks = 1024;  // The first growth's zero-filled length.
-  // The schedule recorded so far (picks past picks_end_ cut off), for the failure message.
-  Schedule recorded_schedule() const;
-  // Cuts schedule_.picks to the picks recorded, when the run has ended.
-  void finish_schedule() { schedule_.picks.resize(picks_end_); }
   void step(const WaitInfo* what);  // With `what`: the current thread's last point.
   // park's step: t is current_, and blocks on `what` unless the park returns at once. True if
   // the step reached next_step_event_ (step_event ran), which it always does off the fast path.
@@ -416,9 +405,7 @@ class Bubble final : public Runtime {
   std::uint64_t random_key_ = 0;
   std::uint64_t callback_children_ = 0;
   std::optional<Random> callback_random_;
-  Schedule schedule_;
-  std::uint64_t zeros_pending_ = 0;
-  std::size_t picks_end_ = 0;  // See record_pick.
+  PickRecord picks_;  // The schedule recorded.
   std::atomic<std::uint64_t> steps_{0};
   // The next step at which step_event() has work; 0 while off_fast_path_, so that the fast
   // paths test one condition for both (step_event at a step with no work does nothing).
@@ -512,26 +499,6 @@ inline bool Bubble::step_of(BThread* t, const WaitInfo& what) {
     return true;
   }
   return false;
-}
-
-inline void Bubble::record(std::uint32_t idx) {
-  ++schedule_.decisions;
-  if (idx == 0) {
-    ++zeros_pending_;
-    return;
-  }
-  record_pick(idx);
-}
-
-inline void Bubble::record_pick(std::uint32_t idx) {
-  const std::uint64_t at = picks_end_ + zeros_pending_;  // The zeros before it are in place.
-  if (at < schedule_.picks.size()) [[likely]] {
-    schedule_.picks[at] = idx;
-    picks_end_ = at + 1;
-    zeros_pending_ = 0;
-    return;
-  }
-  record_pick_slow(idx);
 }
 
 inline void Bubble::make_runnable(BThread* t) noexcept {

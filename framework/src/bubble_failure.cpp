@@ -24,14 +24,9 @@ std::string Bubble::when() const {
 
 std::string Bubble::replay_line() const {
   std::string line =
-      "replay: BUBBLE_STRATEGY=" + replay_strategy_text(strategy_, recorded_schedule());
+      "replay: BUBBLE_STRATEGY=" + replay_strategy_text(strategy_, picks_.schedule());
   if (!options_.replay_command.empty()) line += " " + options_.replay_command;
   return line;
-}
-
-Schedule Bubble::recorded_schedule() const {
-  const auto end = schedule_.picks.begin() + static_cast<std::ptrdiff_t>(picks_end_);
-  return Schedule{std::vector<std::uint32_t>(schedule_.picks.begin(), end), schedule_.decisions};
 }
 
 std::vector<detail::ReportThread> Bubble::report_threads() const {

@@ -175,9 +175,8 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   // Records of exited threads whose handles outlive the run no longer refer to the bubble.
   while (BThread* t = dead_threads_.pop_front()) t->bubble = nullptr;
 
-  finish_schedule();
+  Schedule schedule = picks_.schedule();
   if (failed_) {
-    schedule_.picks.shrink_to_fit();
     std::shared_ptr<const Trace> trace = trace_;
     if (failure_exception_) {
       try {
@@ -188,15 +187,15 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
           std::fflush(stderr);
           throw;
         }
-        std::throw_with_nested(RunFailure(failure_message_, schedule_, strategy_, trace));
+        std::throw_with_nested(RunFailure(failure_message_, schedule, strategy_, trace));
       }
       // Not derived from std::exception: rethrown unchanged (documented in bubble.hpp).
     }
-    if (deadlock_) throw DeadlockError(failure_message_, schedule_, strategy_, trace);
-    throw RunFailure(failure_message_, schedule_, strategy_, trace);
+    if (deadlock_) throw DeadlockError(failure_message_, schedule, strategy_, trace);
+    throw RunFailure(failure_message_, schedule, strategy_, trace);
   }
   RunResult result;
-  result.schedule = std::move(schedule_);
+  result.schedule = std::move(schedule);
   result.strategy = strategy_;
   result.steps = steps_.load(std::memory_order_relaxed);
   result.elapsed = now_ - start_;

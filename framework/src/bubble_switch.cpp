@@ -272,7 +272,7 @@ void Bubble::schedule_point(const WaitInfo& what) {
   // What schedule_point_slow does when none of the above holds.
   if (queue_.empty()) return;
   if (fifo_) {
-    record(0);  // fifo never preempts: the decision is recorded, nothing else happens.
+    picks_.record(0);  // fifo never preempts: the decision is recorded, nothing else happens.
     return;
   }
   decide_at_point<false>(t);
@@ -284,7 +284,7 @@ void Bubble::decide_at_point(BThread* t) {
     // decide(t, nullptr) when the engine draws itself: the candidates are t and the run queue,
     // which is not empty, so there are at least two.
     const std::uint32_t idx = uniform_->below(queue_.size() + 1);
-    record(idx);
+    picks_.record(idx);
     if (idx != 0) preempt<kTracing>(t, idx - 1);
     return;
   }
@@ -305,7 +305,7 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
   }
   if (queue_.empty()) return;
   if (fifo_) {
-    record(0);
+    picks_.record(0);
     return;
   }
   if (tracing_) {
@@ -360,7 +360,7 @@ std::size_t Bubble::decide(BThread* first, BThread* last) {
   const std::uint32_t idx = uniform_ != nullptr
                                 ? uniform_->below(n)
                                 : scheduler_->pick_thread(Candidates(first, queue_, last));
-  record(idx);
+  picks_.record(idx);
   return idx;
 }
 
@@ -368,18 +368,8 @@ std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
   check_thread("choose");
   if (n <= 1 || unwinding_) return 0;
   const std::uint32_t idx = uniform_ != nullptr ? uniform_->below(n) : scheduler_->pick_other(n);
-  record(idx);
+  picks_.record(idx);
   return idx;
-}
-
-void Bubble::record_pick_slow(std::uint32_t idx) {
-  // Grows the zero-filled vector (at least doubling it) to hold idx after the pending zeros.
-  std::vector<std::uint32_t>& picks = schedule_.picks;
-  const std::uint64_t at = picks_end_ + zeros_pending_;
-  picks.resize(std::max<std::uint64_t>({at + 1, 2 * picks.size(), kFirstPicks}), 0);
-  picks[at] = idx;
-  picks_end_ = at + 1;
-  zeros_pending_ = 0;
 }
 
 }  // namespace bubble::engine

@@ -98,7 +98,7 @@ void Bubble::fire_due_timers() {
       std::uint32_t idx = 0;
       if (n > 1 && !unwinding_) {
         idx = scheduler_->pick_other(n);
-        record(idx);
+        picks_.record(idx);
       }
       TimerEntry e;
       if (idx == 0) {
