@@ -94,11 +94,59 @@ struct Workload {
   }
 };
 
+// The time one cache line takes to move from one processor to the other (one-way, the mean of
+// 20,000 hand-offs between two spinning threads): what every hand-off of a job between threads
+// costs at least. On a virtual machine it depends on where the host placed the two virtual
+// processors (same core complex or not) and changes while a benchmark runs, so each throughput
+// benchmark measures it before and after its timed loop and reports both as counters
+// (line_ns_before, line_ns_after): rows compare only when they ran under the same placement.
+double line_transfer_ns() {
+  constexpr long kHandOffs = 20'000;
+  alignas(64) std::atomic<long> turn{0};
+  std::thread other([&turn] {
+    for (long i = 1; i < kHandOffs; i += 2) {
+      while (turn.load(std::memory_order_acquire) != i) {
+      }
+      turn.store(i + 1, std::memory_order_release);
+    }
+  });
+  // Timed from the other thread's first answer, so that its start is not counted.
+  std::chrono::steady_clock::time_point start;
+  for (long i = 0; i < kHandOffs; i += 2) {
+    while (turn.load(std::memory_order_acquire) != i) {
+    }
+    if (i == 2) start = std::chrono::steady_clock::now();
+    turn.store(i + 1, std::memory_order_release);
+  }
+  other.join();
+  const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+  return took.count() / (kHandOffs - 2);
+}
+
+// Measures line_transfer_ns() when constructed (before the timed loop) and when destroyed (after
+// it), into the benchmark's counters.
+class LineTransferProbe {
+ public:
+  explicit LineTransferProbe(benchmark::State& state)
+      : state_(state), before_(line_transfer_ns()) {}
+  ~LineTransferProbe() {
+    state_.counters["line_ns_before"] = before_;
+    state_.counters["line_ns_after"] = line_transfer_ns();
+  }
+  LineTransferProbe(const LineTransferProbe&) = delete;
+  LineTransferProbe& operator=(const LineTransferProbe&) = delete;
+
+ private:
+  benchmark::State& state_;
+  const double before_;
+};
+
 // No pool: the jobs run one after the other on the benchmark's thread. Its CPU per job is the
 // job's own cost, from which the pools' ceiling on this machine follows (two processors shared by
 // the workers and the submitter: 2 / (job + the least per-job overhead of a pool)).
 void BM_InlineJobs(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   for (auto _ : state) {
     auto job = work.job();
     for (int i = 0; i < work.jobs; ++i) job();
@@ -176,6 +224,7 @@ void run_bubble_pool(benchmark::State& state, const Workload& work,
 // Second argument 1: measure queue wait and service time (the default); 0: measure_latency off.
 void BM_BubblePool(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   run_bubble_pool(state, work,
                   {.workers = kWorkers,
                    .queue_capacity = kCapacity,
@@ -188,6 +237,7 @@ void BM_BubblePool(benchmark::State& state) {
 // when the submitter is faster than the workers.
 void BM_BubblePoolResumeEverySlot(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   run_bubble_pool(
       state, work,
       {.workers = kWorkers, .queue_capacity = kCapacity, .room_to_resume = 1, .name = "bench"});
@@ -199,12 +249,14 @@ void BM_BubblePoolResumeEverySlot(benchmark::State& state) {
 // is full, and the submitter waits until the workers have freed a batch of slots).
 void BM_BubblePoolRoomForAll(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   run_bubble_pool(state, work, {.workers = kWorkers, .queue_capacity = kJobs, .name = "bench"});
 }
 
 template <class MutexT, class CondVarT>
 void BM_PlainMutexCondvarPool(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   for (auto _ : state) {
     PlainPool<MutexT, CondVarT> pool(kWorkers, static_cast<std::size_t>(kCapacity));
     for (int i = 0; i < work.jobs; ++i) pool.submit(work.job());
@@ -215,6 +267,7 @@ void BM_PlainMutexCondvarPool(benchmark::State& state) {
 
 void BM_AsioThreadPool(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   for (auto _ : state) {
     asio::thread_pool pool(kWorkers);
     for (int i = 0; i < work.jobs; ++i) asio::post(pool, work.job());
@@ -228,6 +281,7 @@ void BM_AsioThreadPool(benchmark::State& state) {
 // The market is allowed kWorkers + 1 threads so that it lends the arena two workers.
 void BM_TbbTaskArena(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, kWorkers + 1);
   for (auto _ : state) {
     tbb::task_arena arena(kWorkers, /*reserved_for_masters=*/0);
@@ -246,6 +300,7 @@ void BM_TbbTaskArena(benchmark::State& state) {
 // A task_group in a two-slot arena: the submitter runs jobs too while it waits.
 void BM_TbbTaskGroup(benchmark::State& state) {
   const Workload work(state);
+  const LineTransferProbe probe(state);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, kWorkers);
   for (auto _ : state) {
     tbb::task_arena arena(kWorkers);
