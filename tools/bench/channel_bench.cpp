@@ -18,6 +18,8 @@
 #include <optional>
 #include <thread>
 
+#include "multi_threaded_process.hpp"
+
 namespace {
 
 // The baseline: a bounded FIFO queue with close, on std::mutex + two condition variables.

@@ -24,6 +24,8 @@
 #include <bubble/bubble.hpp>
 #include <bubble/interpose.hpp>
 
+#include "multi_threaded_process.hpp"
+
 namespace {
 
 template <class F>

@@ -21,6 +21,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
+
+#include "multi_threaded_process.hpp"
 #endif
 
 namespace {

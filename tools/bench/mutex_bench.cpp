@@ -13,6 +13,8 @@
 
 #include <mutex>
 
+#include "multi_threaded_process.hpp"
+
 namespace {
 
 template <class M>
