@@ -11,7 +11,10 @@
 // One untimed run first warms the stack pool (a run keeps the stacks it needed for the next).
 // Counter maps_per_1k_threads: the kernel memory mappings (lines of /proc/self/maps) the process
 // has, beyond those it had before its first benchmark, per 1,000 threads, while the N threads of
-// that warm-up run are all alive (asleep).
+// that warm-up run are all alive (asleep). Counter faults_per_1k_threads: the page faults the
+// process took during the timed runs (getrusage's minor and major faults), per run and per 1,000
+// threads: what memory the runs touched for the first time (on a virtual machine a fault can cost
+// microseconds).
 
 #include <benchmark/benchmark.h>
 
@@ -21,13 +24,16 @@
 #include <boost/context/stack_context.hpp>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -43,6 +49,13 @@ std::int64_t mapping_count() {
   std::int64_t n = 0;
   for (std::string line; std::getline(maps, line);) ++n;
   return n;
+}
+
+// The page faults the process has taken so far (minor and major).
+std::int64_t page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_minflt) + static_cast<std::int64_t>(usage.ru_majflt);
 }
 
 // The mappings of the process before any benchmark ran (initialised before main()).
@@ -99,10 +112,41 @@ class SliceStacks {
   std::size_t used_ = 0;
 };
 
+// The order in which BM_SleepingThreads' threads run, as fiber indices: each thread once as it is
+// spawned (until its first sleep), then one entry per sleep's end, by the sleep's deadline (ties
+// in order of the threads' creation, as the bubble fires timers).
+std::vector<std::uint32_t> bubble_wake_order(std::int64_t n) {
+  std::vector<std::uint32_t> order;
+  order.reserve(static_cast<std::size_t>(n * (kSleepsPerThread + 1)));
+  for (std::int64_t i = 0; i < n; ++i) order.push_back(static_cast<std::uint32_t>(i));
+  std::vector<std::pair<std::int64_t, std::uint32_t>> wakes;  // (deadline in ms, thread)
+  wakes.reserve(static_cast<std::size_t>(n * kSleepsPerThread));
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t t = 0;
+    for (std::int64_t k = 0; k < kSleepsPerThread; ++k) {
+      t += 1 + (i + k) % 7;
+      wakes.emplace_back(t, static_cast<std::uint32_t>(i));
+    }
+  }
+  std::sort(wakes.begin(), wakes.end());
+  for (const auto& w : wakes) order.push_back(w.second);
+  return order;
+}
+
+// Second argument: the order of the resumes, 0 round robin (every fiber once, then again, ...),
+// 1 the order in which BM_SleepingThreads' threads run (bubble_wake_order).
 void BM_RawFibers(benchmark::State& state) {
   namespace ctx = boost::context;
   const std::int64_t n = state.range(0);
   constexpr int kResumes = kSleepsPerThread + 1;
+  std::vector<std::uint32_t> order;
+  if (state.range(1) == 0) {
+    for (int k = 0; k < kResumes; ++k) {
+      for (std::int64_t i = 0; i < n; ++i) order.push_back(static_cast<std::uint32_t>(i));
+    }
+  } else {
+    order = bubble_wake_order(n);
+  }
   SliceStacks stacks(static_cast<std::size_t>(n));  // Reused by every run, as a warm pool.
   auto run_once = [&] {
     stacks.reset();
@@ -115,9 +159,7 @@ void BM_RawFibers(benchmark::State& state) {
                             return std::move(main);
                           });
     }
-    for (int k = 0; k < kResumes; ++k) {
-      for (auto& f : fibers) f = std::move(f).resume();
-    }
+    for (std::uint32_t i : order) fibers[i] = std::move(fibers[i]).resume();
     benchmark::DoNotOptimize(fibers.data());
   };
   run_once();  // Untimed: faults the stacks' pages in.
@@ -125,11 +167,8 @@ void BM_RawFibers(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n * kResumes);
 }
 BENCHMARK(BM_RawFibers)
-    ->Arg(10)
-    ->Arg(100)
-    ->Arg(1'000)
-    ->Arg(10'000)
-    ->Arg(100'000)
+    ->ArgNames({"", "bubble_order"})
+    ->ArgsProduct({{10, 100, 1'000, 10'000, 100'000}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
 
 void BM_SleepingThreads(benchmark::State& state) {
@@ -139,8 +178,13 @@ void BM_SleepingThreads(benchmark::State& state) {
   o.watchdog = std::chrono::milliseconds{0};
   std::int64_t mappings = 0;
   sleeping_threads(o, n, [&] { mappings = mapping_count() - kMappingsAtStart; });
+  const std::int64_t faults_before = page_faults();
   for (auto _ : state) sleeping_threads(o, n, [] {});
+  const std::int64_t faults = page_faults() - faults_before;
   state.SetItemsProcessed(state.iterations() * n * kOpsPerThread);
+  state.counters["faults_per_1k_threads"] = static_cast<double>(faults) * 1000.0 /
+                                            static_cast<double>(n) /
+                                            static_cast<double>(state.iterations());
   state.counters["maps_per_1k_threads"] =
       static_cast<double>(mappings) * 1000.0 / static_cast<double>(n);
 }
