@@ -6,6 +6,8 @@
 //     inside a two-slot arena, where the submitter is one of the two threads that run jobs.
 // Each benchmark pushes jobs from one submitter through two workers on real threads, and reports
 // jobs per second of wall time; the CPU column is the whole process's CPU time (every thread).
+// Counters line_ns_before and line_ns_after: the time a cache line took between the two
+// processors just before and just after the row's timed loop (see line_transfer_ns).
 // The first argument is the job: 0 an empty job (kJobs of them, the cost of the pool itself),
 // 1 about a microsecond of CPU work (kBusyJobs of them; two workers cannot exceed 2 M jobs/s).
 // BM_PoolInBubble runs a 4-worker pool in a bubble and reports simulated jobs per second of wall

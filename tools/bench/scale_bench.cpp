@@ -4,9 +4,10 @@
 // row of the same run: time per thread operation should stay flat (within 2x) up to 100,000.
 //
 // Baseline of the machine: N raw Boost.Context fibers on stacks laid out as the bubble lays out
-// its own (256 KiB + a 4 KiB page apart, in one mapping), each resumed 11 times round-robin
-// (10 sleeps and the exit). Items: resumes. It shows what the memory hierarchy alone does once N
-// threads' stack tops no longer fit in the caches and the TLB.
+// its own (256 KiB + a 4 KiB page apart, in one mapping), each resumed 11 times (10 sleeps and
+// the exit), round-robin or in the order the bubble runs the sleeping threads. Items: resumes. It
+// shows what the memory hierarchy alone does once N threads' stack tops no longer fit in the
+// caches and the TLB.
 //
 // One untimed run first warms the stack pool (a run keeps the stacks it needed for the next).
 // Counter maps_per_1k_threads: the kernel memory mappings (lines of /proc/self/maps) the process
@@ -58,6 +59,11 @@ std::int64_t page_faults() {
   return static_cast<std::int64_t>(usage.ru_minflt) + static_cast<std::int64_t>(usage.ru_majflt);
 }
 
+// The length of sleep `k` of thread `i`, in milliseconds.
+std::int64_t sleep_ms(std::int64_t i, std::int64_t k) {
+  return 1 + (i + k) % 7;
+}
+
 // The mappings of the process before any benchmark ran (initialised before main()).
 const std::int64_t kMappingsAtStart = mapping_count();
 
@@ -70,7 +76,7 @@ void sleeping_threads(const bubble::Options& o, std::int64_t n, Alive alive) {
     for (std::int64_t i = 0; i < n; ++i) {
       threads.push_back(rt.spawn("sleeper", [&rt, i] {
         for (std::int64_t k = 0; k < kSleepsPerThread; ++k) {
-          rt.sleep_for(std::chrono::milliseconds(1 + (i + k) % 7));
+          rt.sleep_for(std::chrono::milliseconds(sleep_ms(i, k)));
         }
       }));
     }
@@ -124,7 +130,7 @@ std::vector<std::uint32_t> bubble_wake_order(std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t t = 0;
     for (std::int64_t k = 0; k < kSleepsPerThread; ++k) {
-      t += 1 + (i + k) % 7;
+      t += sleep_ms(i, k);
       wakes.emplace_back(t, static_cast<std::uint32_t>(i));
     }
   }
