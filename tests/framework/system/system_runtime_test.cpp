@@ -201,7 +201,13 @@ TEST(SystemRuntime, TimersFireInDeadlineOrderWithTiesInCreationOrder) {
   std::vector<int> order;
   std::vector<bool> on_time;
   std::latch fired(5);
+  // The timer thread runs callbacks one at a time, so a first, already-due timer that waits for
+  // `scheduled` holds every other timer back until all five are in the queue: the order below
+  // then depends on the deadlines alone, not on how fast this thread schedules them (a slow
+  // machine could otherwise fire the 10 ms timer before the already-due one is added).
+  std::latch scheduled(1);
   const TimePoint base = rt.now();
+  rt.schedule_at(base - 2s, [&] { scheduled.wait(); });
   auto add = [&](int label, TimePoint deadline) {
     rt.schedule_at(deadline, [&, label, deadline] {
       {
@@ -218,6 +224,7 @@ TEST(SystemRuntime, TimersFireInDeadlineOrderWithTiesInCreationOrder) {
   add(21, base + 20ms);
   add(22, base + 20ms);
   add(0, base - 1s);  // Already due.
+  scheduled.count_down();
   fired.wait();
   std::lock_guard lock(mu);
   EXPECT_EQ(order, (std::vector<int>{0, 10, 21, 22, 30}));
