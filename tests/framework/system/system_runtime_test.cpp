@@ -235,11 +235,17 @@ TEST(SystemRuntime, CancelledTimerNeverFires) {
   Runtime& rt = bubble::system_runtime();
   std::atomic<bool> cancelled_fired{false};
   std::latch later_fired(1);
+  // A first, already-due timer holds the timer thread (it runs callbacks one at a time) until the
+  // cancels below are done, so the 10 ms timer is still pending when it is cancelled, however
+  // long this thread takes to get there (on a slow machine it could otherwise fire first).
+  std::latch cancelled(1);
   const TimePoint base = rt.now();
+  rt.schedule_at(base - 1s, [&] { cancelled.wait(); });
   const bubble::TimerId id = rt.schedule_at(base + 10ms, [&] { cancelled_fired = true; });
   EXPECT_NE(id, 0u);
   EXPECT_TRUE(rt.cancel_timer(id));
   EXPECT_FALSE(rt.cancel_timer(id)) << "a second cancel must report that nothing was cancelled";
+  cancelled.count_down();
   // Timers fire in deadline order, so once this one has fired the cancelled one would have too.
   rt.schedule_at(base + 20ms, [&] { later_fired.count_down(); });
   later_fired.wait();
