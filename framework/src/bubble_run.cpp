@@ -214,7 +214,9 @@ void Bubble::scheduler_loop() {
     if (!unwinding_ && timer_due()) fire_due_timers();
     if (!queue_.empty()) {
       const std::size_t idx = decide(nullptr, nullptr);
-      run_thread(queue_.take(idx));
+      BThread* const next = queue_.take(idx);
+      touch_next_stack();
+      run_thread(next);
       continue;
     }
     if (live_ == 0) break;

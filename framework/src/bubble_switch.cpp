@@ -10,14 +10,6 @@
 
 #include "bubble_engine.hpp"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BUBBLE_ENGINE_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define BUBBLE_ENGINE_ASAN 1
-#endif
 #ifdef BUBBLE_ENGINE_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -38,6 +30,7 @@ void Bubble::switch_to(Ctx& to) {
     return;
   }
   check_canary(*self);
+  self->switched_out_at = static_cast<const char*>(__builtin_frame_address(0));
   from_ = self;
   running_ = &to;
   EhGlobals* const eh = eh_;  // Locals: the stores below could otherwise alias the members.
@@ -105,6 +98,7 @@ void Bubble::leave_blocked() {
   } else {
     const std::size_t idx = decide(nullptr, nullptr);
     BThread* next = queue_.take(idx);
+    touch_next_stack();
     if (next != self) {
       run_instead(self, next);
       return;
