@@ -517,16 +517,17 @@ inline bool Bubble::step_of(BThread* t, const WaitInfo& what) {
   return false;
 }
 
-// Loads the stack lines that resuming the front thread of the run queue reads first (its saved
-// registers and the frames of its park, from a line below switched_out_at to four above), so that
-// with many threads the TLB and cache misses they take overlap with the work done before the
-// switch instead of stalling the resumed thread. Only with more than kTouchAheadFrom live
+// Called when a thread has been picked and taken from the run queue: loads the stack lines that
+// resuming the thread now at the front of the queue (under fifo, the next one to run) reads
+// first, its saved registers and the frames of its park (from a line below switched_out_at to four
+// above), so that with many threads their TLB and cache misses are taken before the picked thread
+// runs rather than when the front one is resumed. Only with more than kTouchAheadFrom live
 // threads: with fewer, their stacks are within the TLB's reach and the loads would be pure cost.
 // Real loads, not prefetch instructions: where this was measured (docs/PERFORMANCE.md, "The
 // next thread's stack, loaded ahead"), prefetches gained nothing (a prefetch that misses the TLB
-// is dropped there), these loads 35 % at 100,000 threads, and a wider range less (its lines
-// crowd out others). Not under AddressSanitizer, which would report loads from the redzones in
-// the other thread's frames.
+// is dropped there) and these loads gained 35 % at 100,000 threads; a wider range gained less
+// (its lines crowd out others). Not under AddressSanitizer, which would report loads from the
+// redzones in the other thread's frames.
 inline void Bubble::touch_next_stack() const noexcept {
 #ifndef BUBBLE_ENGINE_ASAN
   if (live_ <= kTouchAheadFrom || queue_.empty()) return;
