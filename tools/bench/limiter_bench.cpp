@@ -21,9 +21,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
+#endif
 
 #include "multi_threaded_process.hpp"
-#endif
 
 namespace {
 
