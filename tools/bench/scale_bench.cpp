@@ -2,6 +2,9 @@
 // (each sleep: a timer, a park, a fire, a wake-up, two switches), N from 10 to 100,000. Items:
 // thread operations (spawn, 10 sleeps, exit, join: 13 per thread). The baseline is the N = 10
 // row of the same run: time per thread operation should stay flat (within 2x) up to 100,000.
+// BM_YieldingThreads does the same with yields instead of sleeps (no timers): the half of the
+// cost that is the threads themselves, and the like-for-like of Go's scheduler in
+// tools/bench/scale_vs_go.sh.
 //
 // Baseline of the machine: N raw Boost.Context fibers on stacks laid out as the bubble lays out
 // its own (256 KiB + a 4 KiB page apart, in one mapping), each resumed 11 times (10 sleeps and
@@ -195,6 +198,39 @@ void BM_SleepingThreads(benchmark::State& state) {
       static_cast<double>(mappings) * 1000.0 / static_cast<double>(n);
 }
 BENCHMARK(BM_SleepingThreads)
+    ->Arg(10)
+    ->Arg(100)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond);
+
+// N threads, each yielding kSleepsPerThread times (a scheduling point that puts it behind every
+// runnable thread): no timers, so each operation touches only the thread's stack and record and
+// the run queue. The like-for-like of tools/bench/go/scale.go (goroutines calling
+// runtime.Gosched(), GOMAXPROCS=1), which tools/bench/scale_vs_go.sh runs beside it.
+void BM_YieldingThreads(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  bubble::Options o;
+  o.max_steps = 0;
+  o.watchdog = std::chrono::milliseconds{0};
+  auto run_once = [&] {
+    bubble::run(o, [&](Runtime& rt) {
+      std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
+      threads.reserve(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        threads.push_back(rt.spawn("yielder", [&rt] {
+          for (std::int64_t k = 0; k < kSleepsPerThread; ++k) rt.yield();
+        }));
+      }
+      for (auto& t : threads) t->join();
+    });
+  };
+  run_once();  // Untimed: warms the stack pool.
+  for (auto _ : state) run_once();
+  state.SetItemsProcessed(state.iterations() * n * kOpsPerThread);
+}
+BENCHMARK(BM_YieldingThreads)
     ->Arg(10)
     ->Arg(100)
     ->Arg(1'000)
