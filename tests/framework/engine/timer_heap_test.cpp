@@ -1,5 +1,6 @@
-// The bubble's timer heap (framework/src/bubble_timer_heap.hpp), on its own: a 4-ary min-heap
-// that yields timers by deadline, and timers with the same deadline in creation order.
+// The bubble's timer heap (framework/src/bubble_timer_heap.hpp), on its own: runs of timers that
+// share a deadline, in a 4-ary min-heap, that yield timers by deadline, and timers with the same
+// deadline in creation order.
 
 #include "bubble_timer_heap.hpp"
 
@@ -47,8 +48,14 @@ TEST(TimerHeap, PopsByDeadlineThenCreation) {
 }
 
 // Property: whatever the order of pushes and interleaved pops, every pop yields the least
-// remaining (deadline, key), as a sorted reference list does.
-TEST(TimerHeap, MatchesASortedListUnderRandomOperations) {
+// remaining (deadline, key), as a sorted reference list does. Run with deadlines drawn from 3
+// values (long runs), 50 (ties common; some share a slot of the
+// deadline cache), 1,000 (more deadlines than the cache holds: runs of one deadline split) and
+// 10^12 (nearly every timer a run of its own).
+class TimerHeapRandom : public testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(TimerHeapRandom, MatchesASortedListUnderRandomOperations) {
+  const std::uint64_t deadlines = GetParam();
   for (unsigned seed = 0; seed < 50; ++seed) {
     std::mt19937_64 gen(seed);
     TimerHeap h;
@@ -59,8 +66,7 @@ TEST(TimerHeap, MatchesASortedListUnderRandomOperations) {
     std::uint64_t seq = 0;
     for (int op = 0; op < 3000; ++op) {
       if (gen() % 3 != 0 || model.empty()) {
-        // Few distinct deadlines, so that ties (resolved by creation) are common.
-        const TimerEntry e = entry(static_cast<std::int64_t>(gen() % 50), ++seq,
+        const TimerEntry e = entry(static_cast<std::int64_t>(gen() % deadlines), ++seq,
                                    static_cast<std::uint32_t>(gen() % 1000));
         h.push(e);
         model.push_back(e);
@@ -76,14 +82,42 @@ TEST(TimerHeap, MatchesASortedListUnderRandomOperations) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Deadlines, TimerHeapRandom,
+                         testing::Values(3, 50, 1'000, 1'000'000'000'000));
+
+// A run emptied by pops is forgotten: a later timer with its deadline starts a new run, which
+// orders after timers of other deadlines pushed in between only by deadline.
+TEST(TimerHeap, ARunEmptiedAndStartedAgainKeepsTheOrder) {
+  TimerHeap h;
+  h.push(entry(10, 1, 0));
+  h.push(entry(20, 2, 1));
+  EXPECT_EQ(h.top().seq(), 1u);
+  h.pop();  // The run of deadline 10 is empty now.
+  h.push(entry(10, 3, 2));
+  h.push(entry(10, 4, 3));
+  h.push(entry(5, 5, 4));
+  std::vector<std::uint64_t> order;
+  while (!h.empty()) {
+    order.push_back(h.top().seq());
+    h.pop();
+  }
+  EXPECT_EQ(order, (std::vector<std::uint64_t>{5, 3, 4, 2}));
+}
+
 TEST(TimerHeap, ClearEmptiesIt) {
   TimerHeap h;
   h.push(entry(1, 1, 1));
   h.push(entry(2, 2, 2));
   h.clear();
   EXPECT_TRUE(h.empty());
-  h.push(entry(3, 3, 3));
-  EXPECT_EQ(h.top().seq(), 3u);
+  EXPECT_EQ(h.size(), 0u);
+  // Keys start again after a clear (a new run numbers its timers from 1).
+  h.push(entry(2, 1, 3));
+  h.push(entry(1, 2, 4));
+  EXPECT_EQ(h.size(), 2u);
+  EXPECT_EQ(h.top().seq(), 2u);
+  h.pop();
+  EXPECT_EQ(h.top().seq(), 1u);
 }
 
 }  // namespace
