@@ -262,6 +262,10 @@ class Bubble final : public Runtime {
     if (trace_) trace_->add_object(id, std::string(name));  // Traces show the names too.
   }
 
+  // How many timer slots the storage this OS thread keeps for its next run has room for (0
+  // when it keeps none); for tests.
+  static std::size_t kept_timer_slots() noexcept;
+
   // Used by ThreadHandleImpl.
   void join(BThread* t, SourceLocation where);
   void release_handle(BThread* t) noexcept;
@@ -339,6 +343,15 @@ class Bubble final : public Runtime {
   TimerId add_timer(TimePoint deadline, BThread* thread, std::function<void()> callback);
   void free_slot(std::uint32_t slot) noexcept;
   void fire_due_timers();
+  // Storage kept from run to run: the timer heap, slots, free list and due list (all empty)
+  // that the last run on this OS thread left. A run that grows them afresh faults in their
+  // memory again (glibc returns large freed blocks to the system), which at 10,000 sleeping
+  // threads cost a fifth of the run on a machine with slow page faults. The constructor borrows
+  // them; the destructor gives them back, cut down when the run used less than a quarter of the
+  // slots (so a big run's memory is returned after the next, smaller run), as the recorded picks
+  // do (bubble_picks.hpp). Defined with the timers.
+  void borrow_timer_storage() noexcept;
+  void keep_timer_storage() noexcept;
   void fire(const TimerEntry& e);
   bool pop_stale() noexcept;
 
@@ -409,6 +422,7 @@ class Bubble final : public Runtime {
   std::uint64_t timer_seq_ = 0;
   std::uint64_t timers_fired_ = 0;
   std::vector<TimerEntry> due_;
+  std::size_t timer_slots_used_ = 0;  // slots_.size() when the run ended (keep_timer_storage).
 
   // Strategy state and recording.
   std::unique_ptr<Scheduler> scheduler_;  // The strategy's decisions.

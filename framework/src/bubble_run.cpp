@@ -92,6 +92,7 @@ Bubble::Bubble(const Options& options)
   os_threads_ = options.thread_model == ThreadModel::os_threads;
   if (os_threads_) main_.baton = std::make_unique<detail::Baton>();
   update_next_step_event();
+  borrow_timer_storage();  // Last: nothing after it throws, so the destructor gives it back.
 }
 
 Bubble::~Bubble() {
@@ -101,6 +102,8 @@ Bubble::~Bubble() {
   slots_.clear();
   heap_.clear();
   slots.clear();
+  if (slots_.empty()) slots_.swap(slots);  // Its memory, for the next run.
+  keep_timer_storage();
 }
 
 void Bubble::foreign(const char* op) const {
@@ -165,11 +168,14 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
 
   // Every thread has exited (or was abandoned). Timer callbacks may own objects whose
   // destructors call back into the runtime: destroy them while this OS thread still runs it.
+  timer_slots_used_ = slots_.size();
   while (!slots_.empty()) {
     std::vector<TimerSlot> slots = std::move(slots_);
     slots_.clear();
     free_slots_.clear();
     heap_.clear();
+    slots.clear();                           // The callbacks may schedule timers again.
+    if (slots_.empty()) slots_.swap(slots);  // Its memory, for the next run.
   }
   handle.reset();
   // Records of exited threads whose handles outlive the run no longer refer to the bubble.

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <bubble/time.hpp>
@@ -55,6 +56,9 @@ class TimerHeap {
   // The earliest entry; the heap must not be empty.
   const TimerEntry& top() const noexcept { return v_.front(); }
 
+  void swap(TimerHeap& other) noexcept { std::swap(*this, other); }
+
+  // Empties the heap; its memory stays for later pushes.
   void clear() noexcept {
     v_.clear();
     nodes_.clear();

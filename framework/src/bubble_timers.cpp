@@ -12,6 +12,55 @@
 #include "bubble_engine.hpp"
 
 namespace bubble::engine {
+namespace {
+
+// The timer storage the calling OS thread keeps between runs (see Bubble::borrow_timer_storage):
+// all empty; taken away while a run has it.
+struct KeptTimerStorage {
+  TimerHeap heap;
+  std::vector<TimerSlot> slots;
+  std::vector<std::uint32_t> free_slots;
+  std::vector<TimerEntry> due;
+};
+thread_local KeptTimerStorage tl_kept_timers;
+
+// Below this many slots the storage is kept whatever the run used.
+constexpr std::size_t kKeptSlotsAlways = 1024;
+
+}  // namespace
+
+void Bubble::borrow_timer_storage() noexcept {
+  KeptTimerStorage& kept = tl_kept_timers;
+  heap_.swap(kept.heap);
+  slots_.swap(kept.slots);
+  free_slots_.swap(kept.free_slots);
+  due_.swap(kept.due);
+}
+
+void Bubble::keep_timer_storage() noexcept {
+  // The slots ever made are the most timers this run had pending at once: every other vector
+  // held at most that many.
+  const std::size_t used = std::max(timer_slots_used_, slots_.size());
+  heap_.clear();
+  slots_.clear();
+  free_slots_.clear();
+  due_.clear();
+  KeptTimerStorage& kept = tl_kept_timers;
+  if (slots_.capacity() > kKeptSlotsAlways && used < slots_.capacity() / 4) {
+    // Returned to the system: the next run grows what it needs.
+    kept = KeptTimerStorage{};
+    return;
+  }
+  // A storage kept by a run nested in this one is freed with this run's members.
+  heap_.swap(kept.heap);
+  slots_.swap(kept.slots);
+  free_slots_.swap(kept.free_slots);
+  due_.swap(kept.due);
+}
+
+std::size_t Bubble::kept_timer_slots() noexcept {
+  return tl_kept_timers.slots.capacity();
+}
 
 TimerId Bubble::add_timer(TimePoint deadline, BThread* thread, std::function<void()> callback) {
   std::uint32_t slot;

@@ -108,6 +108,19 @@ TEST(TimerHeap, ClearEmptiesIt) {
   TimerHeap h;
   h.push(entry(1, 1, 1));
   h.push(entry(2, 2, 2));
+  h.push(entry(2, 3, 3));  // A run of deadline 2...
+  h.push(entry(2, 4, 4));
+  h.clear();
+  EXPECT_TRUE(h.empty());
+  h.push(entry(2, 1, 5));  // ...forgotten: timers of that deadline go into the heap again.
+  h.push(entry(2, 2, 6));
+  h.push(entry(2, 3, 7));
+  EXPECT_EQ(h.size(), 3u);
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    ASSERT_FALSE(h.empty());
+    EXPECT_EQ(h.top().seq(), seq);
+    h.pop();
+  }
   h.clear();
   EXPECT_TRUE(h.empty());
   EXPECT_EQ(h.size(), 0u);
