@@ -15,6 +15,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -47,14 +48,20 @@ func main() {
 	runs := flag.Int("runs", 9, "timed runs per count (at least 1)")
 	flag.Parse()
 	if *runs < 1 {
-		panic("-runs must be at least 1")
+		fmt.Fprintf(os.Stderr, "go_scale: -runs must be at least 1, got %d\n", *runs)
+		os.Exit(2)
 	}
-	runtime.GOMAXPROCS(1)
+	var counts []int
 	for _, field := range strings.Split(*threads, ",") {
 		n, err := strconv.Atoi(field)
 		if err != nil || n < 1 {
-			panic("-threads: not a positive count: " + field)
+			fmt.Fprintf(os.Stderr, "go_scale: -threads: not a positive count: %q\n", field)
+			os.Exit(2)
 		}
+		counts = append(counts, n)
+	}
+	runtime.GOMAXPROCS(1)
+	for _, n := range counts {
 		yielding(n) // Untimed: grows the scheduler's goroutine cache and stacks to N.
 		var ns []float64
 		for r := 0; r < *runs; r++ {
