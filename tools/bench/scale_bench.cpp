@@ -180,11 +180,23 @@ BENCHMARK(BM_RawFibers)
     ->ArgsProduct({{10, 100, 1'000, 10'000, 100'000}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
 
-void BM_SleepingThreads(benchmark::State& state) {
-  const std::int64_t n = state.range(0);
+// The options of the measured runs: no step budget, no watchdog.
+bubble::Options scale_options() {
   bubble::Options o;
   o.max_steps = 0;
   o.watchdog = std::chrono::milliseconds{0};
+  return o;
+}
+
+// The thread counts of the bubble rows: N = 10 to 100,000.
+void thread_counts(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n : {10, 100, 1'000, 10'000, 100'000}) b->Arg(n);
+  b->Unit(benchmark::kMillisecond);
+}
+
+void BM_SleepingThreads(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const bubble::Options o = scale_options();
   std::int64_t mappings = 0;
   sleeping_threads(o, n, [&] { mappings = mapping_count() - kMappingsAtStart; });
   const std::int64_t faults_before = page_faults();
@@ -197,13 +209,7 @@ void BM_SleepingThreads(benchmark::State& state) {
   state.counters["maps_per_1k_threads"] =
       static_cast<double>(mappings) * 1000.0 / static_cast<double>(n);
 }
-BENCHMARK(BM_SleepingThreads)
-    ->Arg(10)
-    ->Arg(100)
-    ->Arg(1'000)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SleepingThreads)->Apply(thread_counts);
 
 // N threads, each yielding kSleepsPerThread times (a scheduling point that puts it behind every
 // runnable thread): no timers, so each operation touches only the thread's stack and record and
@@ -211,9 +217,7 @@ BENCHMARK(BM_SleepingThreads)
 // runtime.Gosched(), GOMAXPROCS=1), which tools/bench/scale_vs_go.sh runs beside it.
 void BM_YieldingThreads(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  bubble::Options o;
-  o.max_steps = 0;
-  o.watchdog = std::chrono::milliseconds{0};
+  const bubble::Options o = scale_options();
   auto run_once = [&] {
     bubble::run(o, [&](Runtime& rt) {
       std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
@@ -230,12 +234,6 @@ void BM_YieldingThreads(benchmark::State& state) {
   for (auto _ : state) run_once();
   state.SetItemsProcessed(state.iterations() * n * kOpsPerThread);
 }
-BENCHMARK(BM_YieldingThreads)
-    ->Arg(10)
-    ->Arg(100)
-    ->Arg(1'000)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_YieldingThreads)->Apply(thread_counts);
 
 }  // namespace

@@ -11,8 +11,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <vector>
+
+#include "../../support/on_fresh_thread.hpp"
 
 namespace {
 
@@ -20,13 +21,7 @@ using namespace std::chrono_literals;
 using bubble::Runtime;
 using bubble::engine::Bubble;
 
-// Each test runs on a fresh OS thread, so that it starts with no kept storage and leaves none
-// behind for the next test.
-template <class F>
-void on_fresh_thread(F f) {
-  std::thread t(f);
-  t.join();
-}
+using bubble::test_support::on_fresh_thread;
 
 // A run that schedules `n` callbacks, at distinct deadlines from 1 ms to n ms in reverse order
 // of creation, and `pending` more at one hour that are still pending when the run ends; returns

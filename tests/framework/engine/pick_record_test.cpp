@@ -6,21 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <thread>
 #include <vector>
+
+#include "../../support/on_fresh_thread.hpp"
 
 namespace {
 
 using bubble::Schedule;
 using bubble::engine::PickRecord;
 
-// Each test runs on a fresh OS thread, so that it starts with no kept vector and leaves none
-// behind for the next test.
-template <class F>
-void on_fresh_thread(F f) {
-  std::thread t(f);
-  t.join();
-}
+using bubble::test_support::on_fresh_thread;
 
 Schedule recorded(const std::vector<std::uint32_t>& decisions) {
   PickRecord r;

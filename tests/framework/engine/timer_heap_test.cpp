@@ -25,6 +25,16 @@ TimerEntry entry(std::int64_t ns, std::uint64_t seq, std::uint32_t slot) {
   return TimerEntry{at(ns), (seq << TimerEntry::kSlotBits) | slot};
 }
 
+// Pops every timer of `h`; returns their creation sequences in the order popped.
+std::vector<std::uint64_t> popped(TimerHeap& h) {
+  std::vector<std::uint64_t> order;
+  while (!h.empty()) {
+    order.push_back(h.top().seq());
+    h.pop();
+  }
+  return order;
+}
+
 TEST(TimerEntry, KeyHoldsTheSequenceAndTheSlot) {
   const TimerEntry e = entry(5, 123456, 0xabcdef);
   EXPECT_EQ(e.seq(), 123456u);
@@ -39,12 +49,7 @@ TEST(TimerHeap, PopsByDeadlineThenCreation) {
   h.push(entry(30, 3, 2));
   h.push(entry(10, 4, 3));
   h.push(entry(20, 5, 4));
-  std::vector<std::uint64_t> order;
-  while (!h.empty()) {
-    order.push_back(h.top().seq());
-    h.pop();
-  }
-  EXPECT_EQ(order, (std::vector<std::uint64_t>{2, 4, 5, 1, 3}));
+  EXPECT_EQ(popped(h), (std::vector<std::uint64_t>{2, 4, 5, 1, 3}));
 }
 
 // Property: whatever the order of pushes and interleaved pops, every pop yields the least
@@ -96,12 +101,7 @@ TEST(TimerHeap, ARunEmptiedAndStartedAgainKeepsTheOrder) {
   h.push(entry(10, 3, 2));
   h.push(entry(10, 4, 3));
   h.push(entry(5, 5, 4));
-  std::vector<std::uint64_t> order;
-  while (!h.empty()) {
-    order.push_back(h.top().seq());
-    h.pop();
-  }
-  EXPECT_EQ(order, (std::vector<std::uint64_t>{5, 3, 4, 2}));
+  EXPECT_EQ(popped(h), (std::vector<std::uint64_t>{5, 3, 4, 2}));
 }
 
 TEST(TimerHeap, ClearEmptiesIt) {
