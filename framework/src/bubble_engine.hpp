@@ -347,9 +347,10 @@ class Bubble final : public Runtime {
   // that the last run on this OS thread left. A run that grows them afresh faults in their
   // memory again (glibc returns large freed blocks to the system), which at 10,000 sleeping
   // threads cost a fifth of the run on a machine with slow page faults. The constructor borrows
-  // them; the destructor gives them back, cut down when the run used less than a quarter of the
-  // slots (so a big run's memory is returned after the next, smaller run), as the recorded picks
-  // do (bubble_picks.hpp). Defined with the timers.
+  // them; the destructor gives them back, or, when they hold more than 1,024 slots and the run
+  // used less than a quarter of them, frees them instead (so a big run's memory is returned after
+  // the next, smaller run), as the recorded picks are kept (bubble_picks.hpp). Defined with the
+  // timers.
   void borrow_timer_storage() noexcept;
   void keep_timer_storage() noexcept;
   void fire(const TimerEntry& e);
