@@ -171,7 +171,13 @@ void Bubble::fire(const TimerEntry& e) {
     free_slot(e.slot());
     t->park_timer = 0;
     if (t->state == ThreadState::blocked) {
-      trace(Trace::EventKind::timeout, t->id, t->what->kind, t->what->object_id, t->what->where);
+      // What it waits on lives in its own stack frame: read only when tracing, so that firing a
+      // deadline touches the thread's record and not its stack (cold in a big bubble; the stack
+      // is loaded ahead when the thread is about to run).
+      if (tracing_) [[unlikely]] {
+        trace_event(Trace::EventKind::timeout, t->id, t->what->kind, t->what->object_id,
+                    t->what->where);
+      }
       make_runnable(t);
     }
     return;
