@@ -366,4 +366,21 @@ std::size_t Bubble::choose(std::size_t n, const WaitInfo& /*what*/) {
   return idx;
 }
 
+void Bubble::touch_stacks_ahead() noexcept {
+  const std::size_t n =
+      std::min<std::size_t>(queue_.size(), live_ > kTouchBatchFrom ? kTouchBatch : 1);
+  touched_ahead_ = n - 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const BThread& next = *queue_[i];
+    const char* const at = next.switched_out_at;
+    if (at == nullptr) continue;  // Not started yet.
+    const char* const bottom = static_cast<const char*>(next.stack_bottom);
+    const char* const top = bottom + next.stack_size;
+    for (const char* p = std::max(at - 64, bottom); p < std::min(at + 256, top); p += 64) {
+      const char byte = *reinterpret_cast<const volatile char*>(p);
+      asm volatile("" : : "r"(byte));
+    }
+  }
+}
+
 }  // namespace bubble::engine
