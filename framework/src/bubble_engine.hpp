@@ -547,7 +547,9 @@ inline bool Bubble::step_of(BThread* t, const WaitInfo& what) {
 // threads: with fewer, their stacks are within the TLB's reach and the loads would be pure cost.
 // With more than kTouchBatchFrom, it loads the stacks of the first kTouchBatch threads of the
 // queue at once, every kTouchBatch picks (touched_ahead_ counts the picks left), so that their
-// misses overlap one another instead of stalling the processor once per thread.
+// misses overlap one another instead of stalling the processor once per thread. Every pick that
+// can take from a queue of many threads calls it (the scheduler loop, leave_blocked, a thread's
+// exit), so that the count stays in step with the picks.
 // Real loads, not prefetch instructions: where this was measured (docs/PERFORMANCE.md, "The
 // next thread's stack, loaded ahead" and "Stacks loaded eight at a time"), prefetches gained
 // nothing (a prefetch that misses the TLB is dropped there) and these loads gained 35 % at

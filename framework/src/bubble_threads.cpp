@@ -146,6 +146,7 @@ Ctx* Bubble::exit_current(BThread* t) {
   current_ = nullptr;
   if (!failed_ && !queue_.empty() && !timer_due()) {
     BThread* n = queue_.take(decide(nullptr, nullptr));
+    touch_next_stack();
     n->state = ThreadState::running;
     current_ = n;
     if (tracing_) [[unlikely]]
