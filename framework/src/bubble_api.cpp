@@ -2,6 +2,7 @@
 // parts of the framework reach the running bubble through (bubble::random, trace markers, the
 // interposer's slot).
 
+#include <cerrno>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -61,6 +62,14 @@ RunResult run(const Options& options, std::function<void(Runtime&)> root) {
                            std::string(current_runtime().name()) + "; bubbles cannot be nested");
   }
   if (!root) throw std::invalid_argument("bubble::run: empty root function");
+  // The caller finds its errno as it left it, whatever the run's own system calls on this OS
+  // thread set (the watchdog's start, which waits on a futex; stack mappings; the teardown): the
+  // run's threads each have an errno of their own, and this thread's is restored last, after the
+  // Bubble is gone.
+  struct KeepErrno {
+    int saved = errno;
+    ~KeepErrno() { errno = saved; }
+  } keep_errno;
   Bubble bubble(options);
   return bubble.execute(std::move(root));
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -33,11 +32,7 @@ struct Watchdog {
   // GoogleTest death test right after the first watched run, would copy the held lock into the
   // child, whose next allocation of that size would wait forever. Once running, the thread
   // allocates nothing until it aborts.
-  // The caller's errno is left as it was: the wait is a futex wait in the C++ library, which sets
-  // EAGAIN when the thread has started between its check and its system call, and the caller is
-  // the OS thread of bubble::run, whose errno a run must not change.
   void start() {
-    const int saved_errno = errno;
     started = true;
     std::thread([this] {
       running.store(true, std::memory_order_release);
@@ -45,7 +40,6 @@ struct Watchdog {
       loop();
     }).detach();
     running.wait(false, std::memory_order_acquire);
-    errno = saved_errno;
   }
 
   void loop() {
