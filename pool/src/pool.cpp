@@ -32,6 +32,7 @@ Pool::Impl::Impl(Runtime& rt, PoolOptions options)
       stopped_cv_(opts_.name + ".stopped", rt),
       idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt),
       inbox_on_(!rt.controlled() && opts_.max_queued_per_tenant == 0 && opts_.queue_capacity >= 2),
+      inbox_(inbox_on_ ? static_cast<std::size_t>(opts_.queue_capacity) : 0),
       occupancy_(static_cast<std::size_t>(opts_.queue_capacity)) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   ctx_ = std::move(ctx);
@@ -75,7 +76,7 @@ std::error_code Pool::Impl::shutdown(const Context* ctx, SourceLocation where) {
     closed_ = true;
     // Together with closed_, under the mutex: from here on a push fails (and its submit takes
     // the locked path, which refuses it), and what was pushed before is queued, to be run.
-    if (inbox_on_) queue_pushed_locked(inbox_.close());
+    if (inbox_on_) inbox_.close([this](detail::PoolNode* node) { queue_pushed_locked(node); });
     room_cv_.notify_all();
     idle_.wake_all();
   }

@@ -31,7 +31,7 @@
 //
 // The inbox (pool_inbox.hpp; real threads only). On a runtime that is not controlled, a submit
 // that finds the pool open, no idle worker to wake and more than one free slot pushes its job
-// onto a lock-free stack instead of taking the mutex: with one mutex crossed by every job twice,
+// onto a lock-free ring instead of taking the mutex: with one mutex crossed by every job twice,
 // the submitter spent most of its time waiting for the workers' critical sections
 // (docs/PERFORMANCE.md, "A submit that does not wait for the workers' lock"). Whoever holds the
 // mutex moves the inbox's jobs into the queue, in the order of their pushes, before it reads the
@@ -39,7 +39,8 @@
 // shutdown as it closes): numbered, counted and placed exactly as if each had been queued at its
 // push, so priority, aging, tenant round robin, FIFO order and the counters are unchanged. The
 // locked path decides whenever the fast one cannot: an idle worker must be woken, the queue is
-// one slot from full, a tenant cap is set (max_queued_per_tenant), the pool is closed (shutdown
+// one slot from full, the inbox's ring is full (a capacity above its 4,096 slots), a tenant cap
+// is set (max_queued_per_tenant), the pool is closed (shutdown
 // marks the inbox closed under the mutex, together with closed_: a later push fails and its
 // submit is refused by the locked path; what was pushed before is queued and run). A worker
 // going idle is counted before it looks at the inbox a last time, and a pusher looks at that
@@ -106,18 +107,15 @@ class Pool::Impl {
   // if each had been queued by the locked path at its push. Called with the mutex held before
   // anything reads the queue or the counters.
   void drain_inbox_locked() {
-    if (inbox_on_) queue_pushed_locked(inbox_.take_all());
+    if (inbox_on_) inbox_.take_all([this](detail::PoolNode* node) { queue_pushed_locked(node); });
   }
 
+  // Queues a node taken from the inbox, as the locked path would have queued it at its push.
   void queue_pushed_locked(detail::PoolNode* node) {
-    while (node != nullptr) {
-      detail::PoolNode* const next = node->next;
-      node->item.seq = ++seq_;
-      node->item.tenant = &queue_.tenant(node->tenant_name);
-      queue_.push(node, node->priority);
-      ++submitted_;
-      node = next;
-    }
+    node->item.seq = ++seq_;
+    node->item.tenant = &queue_.tenant(node->tenant_name);
+    queue_.push(node, node->priority);
+    ++submitted_;
   }
 
   // Jobs queued, in the inbox, or with a slot reserved for the inbox: what the capacity bounds.

@@ -4,32 +4,58 @@
 // job without taking the pool's mutex, for a worker to move into the structured queue
 // (pool_queue.hpp) under that mutex before it takes a job. Private to bubble::pool.
 //
-// The inbox is a Treiber stack (R. K. Treiber, "Systems Programming: Coping with Parallelism",
-// IBM 1986): push() links a filled node in front of the head with one compare-and-swap, any
-// number of threads at once; take_all() (called with the pool's mutex held) takes the whole stack
-// with one exchange and reverses it, so the nodes come out in the order of their pushes. Only a
-// take of the whole stack ever removes nodes, so a node cannot leave and come back between a
-// pusher's read of the head and its compare-and-swap: no ABA.
+// The inbox is a bounded ring of node pointers with many producers and one consumer at a time
+// (the holder of the pool's mutex). push() claims the next position with one compare-and-swap on
+// the tail, any number of threads at once, and then stores its node in that position's slot;
+// take_all() (mutex held) visits every claimed position from the head to the tail it read, in
+// the order of the claims, and moves the head past them. The consumer learns every node's
+// address from the slots, which sit side by side, before it reads the nodes: the loads of the
+// nodes' lines (written by the submitters, on other processors) are independent of each other
+// and overlap, where a linked stack makes the consumer follow one node's link to find the next.
 //
-// close() (with the pool's mutex held) takes what is there and leaves a marker at the head: a
-// push that finds the marker fails, so that no job enters after shutdown has taken the inbox's
-// last contents (the job goes through the locked path, which refuses it with errc::closed).
+// A position is claimed before its slot is filled. A slot's value carries, in its low bit, the
+// lap of the ring it was stored in, so the consumer tells a filled slot from one that still holds
+// the node of a lap before without ever writing to the slots (which would take their lines from
+// the submitters). take_all() and close() wait for a claimed slot to be filled (the claimer is a
+// few instructions from its store: the consumer spins briefly, then, in case the claimer was
+// preempted there, yields its processor until it has run): a submit that has returned is in the
+// next take, whatever other submits are doing.
 //
-// Memory ordering. push() fills the node, then publishes it with a compare-and-swap that is a
-// release (and sequentially consistent, see has_pushes()); take_all() and close() take the stack
-// with an acquiring exchange, so the worker sees every field the submitter wrote.
+// Capacity. The ring has a power of two of slots, at least the pool's queue capacity up to
+// kMaxSlots. The pool never has more jobs in the inbox than its capacity (pool_occupancy.hpp),
+// so a ring as large as the capacity is never full; a smaller one can be, and push() then fails
+// (the job goes through the locked path, which drains the ring). A claimer compares the tail with
+// the last head any claimer read (kept next to the tail), and reads the head itself (a line the
+// consumer writes at every take) only when that value leaves no room.
+//
+// close() (mutex held) sets a mark in the tail and takes what was claimed before it: a push that
+// finds the mark fails, so that no job enters after shutdown has taken the inbox's last contents
+// (the job goes through the locked path, which refuses it with errc::closed).
+//
+// Memory ordering. push() fills the node before it claims its position (a sequentially
+// consistent compare-and-swap, so also a release) and then stores it into its slot with release;
+// the consumer reads the tail and the slot with acquire, so it sees every field the submitter
+// wrote. The consumer reads the slots it takes and then publishes the new head with release; a
+// claimer reads the head (or the kept copy, which is stored with release after an acquiring read
+// of the head) with acquire, so it overwrites a slot only after the consumer has read it. The
+// claim's sequential consistency is also what has_pushes() needs.
 //
 // Nodes. The inbox supplies its own nodes (PoolNode::from_inbox is set): allocate() takes one
 // from a spare list under a SpinLock of its own (submitters only; the workers never take it), and
-// recycle() gives one back with a lock-free push onto a second Treiber stack (any thread), which
-// allocate() takes whole when its list runs dry (again only whole-stack takes: no ABA). Nodes
-// live in chunks that grow and never shrink; at most as many nodes exist as were ever live at
-// once, so memory is bounded by the peak of the jobs queued, in flight and running.
+// recycle() gives one back with a lock-free push onto a Treiber stack (R. K. Treiber, "Systems
+// Programming: Coping with Parallelism", IBM 1986; any thread), which allocate() takes whole when
+// its list runs dry (only whole-stack takes: no ABA). Nodes live in chunks that grow and never
+// shrink; at most as many nodes exist as were ever live at once, so memory is bounded by the peak
+// of the jobs queued, in flight and running.
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <bubble/detail/spin_lock.hpp>
@@ -40,7 +66,17 @@ namespace bubble::detail {
 
 class PoolInbox {
  public:
-  PoolInbox() = default;
+  // The largest ring: 4,096 slots (32 KiB). A pool with a larger capacity falls back to its
+  // locked path while the ring is full: while 4,096 pushed jobs wait to be moved into the queue
+  // (every worker busy with a job all that time, and no locked submit or stats() meanwhile).
+  static constexpr std::size_t kMaxSlots = 4096;
+
+  // A ring for a pool that holds at most `capacity` jobs; none (an inbox that is never used) for
+  // a capacity of 0.
+  explicit PoolInbox(std::size_t capacity)
+      : slots_count_(capacity == 0 ? 0 : std::bit_ceil(std::min(capacity, kMaxSlots))),
+        lap_shift_(std::countr_zero(std::max<std::size_t>(slots_count_, 1))),
+        slots_(std::make_unique<std::atomic<std::uintptr_t>[]>(slots_count_)) {}
   PoolInbox(const PoolInbox&) = delete;
   PoolInbox& operator=(const PoolInbox&) = delete;
   ~PoolInbox() = default;  // Nodes, spare or not, are destroyed with their chunks.
@@ -75,65 +111,117 @@ class PoolInbox {
                                               std::memory_order_relaxed));
   }
 
-  // Publishes a filled node; false, the node untouched, if close() has run. Any thread; never
-  // blocks. Sequentially consistent: a worker going idle bumps its idle count and then calls
-  // has_pushes(), a pusher pushes and then reads that count; in the single order of sequentially
-  // consistent operations one of the two sees the other's write (Dekker's argument), so a job is
-  // never left here with every worker asleep.
+  // Publishes a filled node; false, the node untouched, if close() has run or the ring is full.
+  // Any thread; never blocks. The claim is sequentially consistent: a worker going idle bumps its
+  // idle count and then calls has_pushes(), a pusher claims and then reads that count; in the
+  // single order of sequentially consistent operations one of the two sees the other's write
+  // (Dekker's argument), so a job is never left here with every worker asleep.
   bool push(PoolNode* node) noexcept {
-    PoolNode* head = head_.load(std::memory_order_relaxed);
+    std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+    std::uint64_t head = head_seen_.load(std::memory_order_acquire);
     do {
-      if (head == closed_marker()) return false;
-      node->next = head;
-    } while (!head_.compare_exchange_weak(head, node, std::memory_order_seq_cst,
+      if ((tail & kClosed) != 0) return false;
+      if (tail - head >= slots_count_) {
+        head = head_.load(std::memory_order_acquire);
+        head_seen_.store(head, std::memory_order_release);
+        if (tail - head >= slots_count_) return false;
+      }
+    } while (!tail_.compare_exchange_weak(tail, tail + 1, std::memory_order_seq_cst,
                                           std::memory_order_relaxed));
+    slot(tail).store(reinterpret_cast<std::uintptr_t>(node) | lap_mark(tail),
+                     std::memory_order_release);
     return true;
   }
 
-  // Whether a push is waiting to be taken. Sequentially consistent (see push()).
+  // Whether a push has claimed a position not yet taken. Sequentially consistent (see push()).
+  // Called with the pool's mutex held.
   bool has_pushes() const noexcept {
-    PoolNode* head = head_.load(std::memory_order_seq_cst);
-    return head != nullptr && head != closed_marker();
+    const std::uint64_t tail = tail_.load(std::memory_order_seq_cst) & ~kClosed;
+    return tail != head_.load(std::memory_order_relaxed);
   }
 
-  // Takes every pushed node, in the order of their pushes (linked by `next`, the last one's
-  // nullptr); nullptr if none. Called with the pool's mutex held, which also orders it against
-  // close().
-  PoolNode* take_all() noexcept {
-    PoolNode* head = head_.load(std::memory_order_relaxed);
-    if (head == nullptr || head == closed_marker()) return nullptr;
-    // Only pushes change a head that is neither null nor the marker (close() needs the mutex).
-    return reversed(head_.exchange(nullptr, std::memory_order_acquire));
+  // Calls `visit(node)` for every pushed node, in the order of their pushes, and takes them.
+  // Called with the pool's mutex held, which also orders it against close().
+  template <class Visit>
+  void take_all(Visit&& visit) {
+    const std::uint64_t tail = tail_.load(std::memory_order_acquire) & ~kClosed;
+    take_up_to(tail, visit);
   }
 
   // Takes every pushed node, like take_all(), and makes every later push fail. Called with the
   // pool's mutex held; idempotent.
-  PoolNode* close() noexcept {
-    PoolNode* head = head_.exchange(closed_marker(), std::memory_order_acquire);
-    return head == closed_marker() ? nullptr : reversed(head);
+  template <class Visit>
+  void close(Visit&& visit) {
+    const std::uint64_t tail = tail_.fetch_or(kClosed, std::memory_order_acq_rel) & ~kClosed;
+    take_up_to(tail, visit);
   }
 
  private:
-  // The head's value once closed: an address no node has.
-  PoolNode* closed_marker() const noexcept { return const_cast<PoolNode*>(&marker_); }
+  // The tail's mark once closed: above every position a ring will reach.
+  static constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;
+  // Rounds of the processor's pause instruction before the consumer yields to a claimer.
+  static constexpr int kSpinsBeforeYield = 64;
 
-  static PoolNode* reversed(PoolNode* node) noexcept {
-    PoolNode* out = nullptr;
-    while (node != nullptr) {
-      PoolNode* next = node->next;
-      node->next = out;
-      out = node;
-      node = next;
-    }
-    return out;
+  static void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
   }
 
-  std::atomic<PoolNode*> head_{nullptr};
-  std::atomic<PoolNode*> recycled_{nullptr};
+  std::atomic<std::uintptr_t>& slot(std::uint64_t position) noexcept {
+    return slots_[position & (slots_count_ - 1)];
+  }
+
+  // The low bit a slot's value has when it holds the node of `position`: 1 on even laps of the
+  // ring, 0 on odd ones, so that the node a slot held one lap earlier reads as not yet filled.
+  // (Nodes are aligned, so the bit is free; a slot never filled reads 0, which is never a node.)
+  std::uintptr_t lap_mark(std::uint64_t position) const noexcept {
+    return ((position >> lap_shift_) & 1) ^ 1;
+  }
+
+  // The node a slot's value holds for `position`, or nullptr if its claimer has not stored it.
+  PoolNode* node_for(std::uintptr_t value, std::uint64_t position) const noexcept {
+    if ((value & 1) != lap_mark(position)) return nullptr;
+    return reinterpret_cast<PoolNode*>(value & ~std::uintptr_t{1});
+  }
+
+  template <class Visit>
+  void take_up_to(std::uint64_t tail, Visit& visit) {
+    std::uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head == tail) return;  // Nothing claimed: leave the head's line alone.
+    for (; head != tail; ++head) {
+      std::atomic<std::uintptr_t>& s = slot(head);
+      PoolNode* node = node_for(s.load(std::memory_order_acquire), head);
+      // Claimed, not yet filled: the claimer is a few instructions away, unless it was preempted.
+      for (int spins = 0; node == nullptr; ++spins) {
+        if (spins < kSpinsBeforeYield) {
+          cpu_relax();
+        } else {
+          std::this_thread::yield();
+        }
+        node = node_for(s.load(std::memory_order_acquire), head);
+      }
+      visit(node);
+    }
+    head_.store(head, std::memory_order_release);
+  }
+
+  const std::size_t slots_count_;  // A power of two.
+  const int lap_shift_;            // log2(slots_count_): position >> lap_shift_ is the lap.
+  // Each slot: the node of the last position stored there, with its lap's mark in the low bit.
+  const std::unique_ptr<std::atomic<std::uintptr_t>[]> slots_;
+  // Claimers' line: the next position to claim (with kClosed once closed), and the head as a
+  // claimer last read it.
+  alignas(64) std::atomic<std::uint64_t> tail_{0};
+  std::atomic<std::uint64_t> head_seen_{0};
+  // The consumer's line: the first position not yet taken.
+  alignas(64) std::atomic<std::uint64_t> head_{0};
+  alignas(64) std::atomic<PoolNode*> recycled_{nullptr};
   SpinLock spin_;              // Guards spare_ and chunks_.
   PoolNode* spare_ = nullptr;  // Nodes ready for allocate().
   std::vector<std::unique_ptr<PoolNode[]>> chunks_;
-  const PoolNode marker_{};
 };
 
 }  // namespace bubble::detail

@@ -192,6 +192,26 @@ TEST(PoolInbox, EveryReturnedSubmitIsInTheNextSnapshot) {
   EXPECT_EQ(pool.stats().completed, static_cast<std::uint64_t>(kJobs + kWorkers));
 }
 
+// Property: a pool whose capacity is larger than the inbox's ring (4,096 slots) accepts every
+// job up to its capacity while its worker is busy (the submits past the ring's size take the
+// locked path, which empties the ring into the queue), and runs each exactly once, in order.
+TEST(PoolInbox, APoolLargerThanTheRingAcceptsAndRunsEveryJobInOrder) {
+  constexpr int kJobs = 10000;
+  Pool pool({.workers = 1, .queue_capacity = kJobs + 1, .name = "deep"}, sys());
+  bubble::Notification gate(sys());
+  const OpenOnExit open{gate};
+  occupy_workers(pool, 1, gate);
+  std::vector<int> ran;  // Written only by the one worker.
+  for (int i = 0; i < kJobs; ++i) {
+    ASSERT_FALSE(pool.try_submit(Context::background(), [&ran, i] { ran.push_back(i); })) << i;
+  }
+  EXPECT_EQ(pool.stats().queue_depth, static_cast<std::size_t>(kJobs));
+  gate.notify();
+  EXPECT_FALSE(pool.shutdown());
+  ASSERT_EQ(ran.size(), static_cast<std::size_t>(kJobs));
+  for (int i = 0; i < kJobs; ++i) ASSERT_EQ(ran[static_cast<std::size_t>(i)], i);
+}
+
 // Jobs submitted while the only worker is busy are taken exactly as if each had been queued at
 // its submit: highest priority first, tenants round robin within a priority, first in, first out
 // within a tenant.
