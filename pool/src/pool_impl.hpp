@@ -40,12 +40,12 @@
 // push, so priority, aging, tenant round robin, FIFO order and the counters are unchanged. The
 // locked path decides whenever the fast one cannot: an idle worker must be woken, the queue is
 // one slot from full, the inbox's ring is full (a capacity above its 4,096 slots), a tenant cap
-// is set (max_queued_per_tenant), the pool is closed (shutdown
-// marks the inbox closed under the mutex, together with closed_: a later push fails and its
-// submit is refused by the locked path; what was pushed before is queued and run). A worker
-// going idle is counted before it looks at the inbox a last time, and a pusher looks at that
-// count after its push (both sequentially consistent): either the worker sees the job, or the
-// pusher wakes a worker under the mutex. How the capacity holds: pool_occupancy.hpp.
+// is set (max_queued_per_tenant), the pool is closed (shutdown marks the inbox closed under the
+// mutex, together with closed_: a later push fails and its submit is refused by the locked path;
+// what was pushed before is queued and run). A worker going idle is counted before it looks at
+// the inbox a last time, and a pusher looks at that count after its push (both sequentially
+// consistent): either the worker sees the job, or the pusher wakes a worker under the mutex. How
+// the capacity holds: pool_occupancy.hpp.
 //
 // In a bubble the inbox is off: every submit takes the mutex, and the scheduling points (the
 // mutex's lock and unlock) are those of a pool without an inbox, so saved schedules replay

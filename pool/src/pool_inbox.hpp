@@ -184,6 +184,8 @@ class PoolInbox {
     return slots_[position & (slots_count_ - 1)];
   }
 
+  static_assert(alignof(PoolNode) >= 2, "a slot keeps its lap in the node pointer's low bit");
+
   // The low bit a slot's value has when it holds the node of `position`: 1 on even laps of the
   // ring, 0 on odd ones, so that the node a slot held one lap earlier reads as not yet filled.
   // (Nodes are aligned, so the bit is free; a slot never filled reads 0, which is never a node.)
