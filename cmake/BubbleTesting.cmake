@@ -40,15 +40,6 @@ function(bubble_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   bubble_set_warnings(${name})
-  # GoogleTest's headers, parsed once per executable instead of once per source file: most of a
-  # small test file's compile time, and CI builds every test twice (release and sanitizers).
-  target_precompile_headers(${name} PRIVATE <gtest/gtest.h> <gmock/gmock.h>)
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
-    # With the headers precompiled, g++ 12 inlines libstdc++'s operator+(const char*, string&&)
-    # differently and reports the false warnings of GCC bug 105329 as -Wstringop-overflow and
-    # -Warray-bounds too (the library itself is built without precompiled headers).
-    target_compile_options(${name} PRIVATE -Wno-stringop-overflow -Wno-array-bounds)
-  endif()
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     TEST_LIST ${name}_TESTS)
