@@ -21,22 +21,15 @@
 #include <thread>
 #include <utility>
 
+#include "../support/block_forever.hpp"
+#include "../support/failure_text.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
 using bubble::Runtime;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-// Parks forever on an object that nobody signals.
-void block_forever(Runtime& rt, std::uint64_t object_id,
-                   bubble::SourceLocation where = bubble::SourceLocation::current()) {
-  bubble::Waiter w;
-  rt.prepare(w);
-  rt.park(w, bubble::kNoDeadline, {"Forever::wait", object_id, where});
-}
+using bubble::test_support::block_forever;
+using bubble::test_support::contains;
 
 // Sets a flag when destroyed: tells whether an unwound stack ran its destructors.
 struct Flag {

@@ -11,18 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "../support/block_forever.hpp"
+
 namespace {
 
 using bubble::Runtime;
 using bubble::SourceLocation;
-
-// Parks forever on an object that nobody signals.
-void block_forever(Runtime& rt, std::uint64_t object_id,
-                   SourceLocation where = SourceLocation::current()) {
-  bubble::Waiter w;
-  rt.prepare(w);
-  rt.park(w, bubble::kNoDeadline, {"Forever::wait", object_id, where});
-}
+using bubble::test_support::block_forever;
 
 // A scheduling point, then a park on `*parked` (which another thread unparks), each with a
 // WaitInfo of its own in this frame, which is gone once this returns.

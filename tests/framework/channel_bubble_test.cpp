@@ -13,16 +13,15 @@
 #include <system_error>
 #include <vector>
 
+#include "../support/error_codes.hpp"
+
 namespace {
 
 using bubble::Channel;
 using bubble::Context;
 using bubble::errc;
 using bubble::Runtime;
-
-std::error_code ec(errc e) {
-  return bubble::make_error_code(e);
-}
+using bubble::test_support::ec;
 
 std::vector<bubble::Options> strategies() {
   return {{.strategy = bubble::Strategy::fifo()},

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "../support/failure_text.hpp"
+
 namespace bubble {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using bubble::test_support::contains;
 
 testing::CheckParams params_with(std::uint64_t seed, int cases) {
   testing::CheckParams p;

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../support/environment_lookup.hpp"
 #include "racy_counter.hpp"
 
 namespace bubble::testing {
@@ -23,16 +24,9 @@ namespace {
 
 using test_programs::interleave;  // The programs of racy_counter.hpp.
 using test_programs::racy_counter;
+using test_support::lookup;  // An environment of our own (environment_lookup.hpp).
 
 // --- run_test(): the environment as BUBBLE_TEST reads it ---------------------------------------
-
-EnvLookup lookup(std::map<std::string, std::string> env) {
-  return [env = std::move(env)](std::string_view name) -> std::optional<std::string> {
-    const auto it = env.find(std::string(name));
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 struct RunTestResult {
   ExploreOutcome outcome;

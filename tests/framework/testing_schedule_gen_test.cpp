@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/failure_text.hpp"
 #include "racy_counter.hpp"
 
 using namespace std::chrono_literals;
@@ -28,9 +29,7 @@ using namespace std::chrono_literals;
 namespace bubble {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using bubble::test_support::contains;
 
 // --- The generator ---------------------------------------------------------------------------
 

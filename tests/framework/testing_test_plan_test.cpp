@@ -13,18 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "../support/environment_lookup.hpp"
+
 namespace bubble::testing {
 namespace {
 
 using Env = std::map<std::string, std::string>;
-
-EnvLookup lookup(const Env& env) {
-  return [env](std::string_view name) -> std::optional<std::string> {
-    const auto it = env.find(std::string(name));
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using bubble::test_support::lookup;
 
 TestPlan plan_of(const Env& env) {
   return TestPlan::from_environment(lookup(env));

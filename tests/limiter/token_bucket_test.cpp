@@ -17,7 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr Duration d = 100ms;
+constexpr Duration kPeriod = 100ms;
 
 BUBBLE_TEST(TokenBucket, WaitSimple) {
   Runtime& rt = current_runtime();
@@ -31,7 +31,7 @@ BUBBLE_TEST(TokenBucket, WaitSimple) {
   EXPECT_FALSE(lim.wait(Context::background(), 2));
   EXPECT_EQ(rt.now() - start, Duration::zero());  // act now
   EXPECT_FALSE(lim.wait(Context::background(), 3));
-  EXPECT_EQ(rt.now() - start, 2 * d);  // act later: exactly two periods
+  EXPECT_EQ(rt.now() - start, 2 * kPeriod);  // act later: exactly two periods
 }
 
 BUBBLE_TEST(TokenBucket, WaitCancelGivesTheTokensBack) {
@@ -41,14 +41,14 @@ BUBBLE_TEST(TokenBucket, WaitCancelGivesTheTokensBack) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   EXPECT_FALSE(lim.wait(ctx, 2));  // 1 token left
   auto canceller = rt.spawn("canceller", [&, cancel = cancel] {
-    rt.sleep_for(d);
+    rt.sleep_for(kPeriod);
     cancel();
   });
   EXPECT_EQ(lim.wait(ctx, 3), errc::canceled);  // would have been due at 2d
-  EXPECT_EQ(rt.now() - start, d);               // returned when the context ended
+  EXPECT_EQ(rt.now() - start, kPeriod);         // returned when the context ended
   EXPECT_EQ(lim.tokens(), 2.0);                 // all 3 tokens back: -2 + 1 (refill) + 3
   EXPECT_FALSE(lim.wait(Context::background(), 2));
-  EXPECT_EQ(rt.now() - start, d);  // act now after the cancel
+  EXPECT_EQ(rt.now() - start, kPeriod);  // act now after the cancel
   canceller->join();
 }
 
@@ -56,7 +56,7 @@ BUBBLE_TEST(TokenBucket, WaitTimeoutFailsAtOnceConsumingNothing) {
   Runtime& rt = current_runtime();
   TokenBucket lim(10, 3, rt);
   const TimePoint start = rt.now();
-  auto [ctx, cancel] = Context::with_timeout(Context::background(), d, rt);
+  auto [ctx, cancel] = Context::with_timeout(Context::background(), kPeriod, rt);
   EXPECT_FALSE(lim.wait(ctx, 2));
   EXPECT_EQ(lim.wait(ctx, 3), errc::would_exceed_deadline);
   EXPECT_EQ(rt.now(), start);      // at once
@@ -70,10 +70,10 @@ BUBBLE_TEST(TokenBucket, WaitDueExactlyAtTheDeadlineSucceeds) {
   Runtime& rt = current_runtime();
   TokenBucket lim(10, 3, rt);
   const TimePoint start = rt.now();
-  auto [ctx, cancel] = Context::with_timeout(Context::background(), 2 * d, rt);
+  auto [ctx, cancel] = Context::with_timeout(Context::background(), 2 * kPeriod, rt);
   ASSERT_TRUE(lim.allow(2));
   EXPECT_FALSE(lim.wait(ctx, 3));  // due at 2d, the deadline: the tokens win
-  EXPECT_EQ(rt.now() - start, 2 * d);
+  EXPECT_EQ(rt.now() - start, 2 * kPeriod);
   EXPECT_EQ(lim.tokens(), 0.0);
   cancel();
 }
@@ -96,7 +96,7 @@ BUBBLE_TEST(TokenBucket, SetRateAfterZeroRate) {
   lim.set_rate(10);
   const TimePoint start = rt.now();
   EXPECT_FALSE(lim.wait(Context::background()));
-  EXPECT_EQ(rt.now() - start, d);  // the next token in 100 ms
+  EXPECT_EQ(rt.now() - start, kPeriod);  // the next token in 100 ms
 }
 
 BUBBLE_TEST(TokenBucket, ZeroRateWaitEndsOnlyWithItsContext) {
@@ -143,7 +143,7 @@ BUBBLE_TEST(TokenBucket, ReservationDelayCountsDownOnTheRuntimeClock) {
   TokenBucket::Reservation r = lim.reserve(2);
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.tokens(), 2);
-  EXPECT_EQ(r.delay(), 2 * d);
+  EXPECT_EQ(r.delay(), 2 * kPeriod);
   rt.sleep_for(50ms);
   EXPECT_EQ(r.delay(), 150ms);
   rt.sleep_for(150ms);
@@ -179,11 +179,11 @@ BUBBLE_TEST(TokenBucket, ExplicitTimeVariantsMatchTheCore) {
   const TokenReservation c = core.reserve_at(t0, 3);
   EXPECT_EQ(r.ok(), c.ok);
   EXPECT_EQ(r.time_to_act(), c.time_to_act);
-  lim.set_rate_at(t0 + d, 20);
-  core.set_rate_at(t0 + d, 20);
-  lim.set_burst_at(t0 + 2 * d, 5);
-  core.set_burst_at(t0 + 2 * d, 5);
-  EXPECT_EQ(lim.tokens_at(t0 + 9 * d), core.tokens_at(t0 + 9 * d));
+  lim.set_rate_at(t0 + kPeriod, 20);
+  core.set_rate_at(t0 + kPeriod, 20);
+  lim.set_burst_at(t0 + 2 * kPeriod, 5);
+  core.set_burst_at(t0 + 2 * kPeriod, 5);
+  EXPECT_EQ(lim.tokens_at(t0 + 9 * kPeriod), core.tokens_at(t0 + 9 * kPeriod));
   EXPECT_EQ(lim.rate(), 20.0);
   EXPECT_EQ(lim.burst(), 5);
 }

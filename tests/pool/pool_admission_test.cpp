@@ -13,6 +13,8 @@
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>
 
+#include "../support/sleeper_job.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -21,9 +23,7 @@ using bubble::errc;
 using bubble::Pool;
 
 // A job that takes `d` of virtual time.
-bubble::Job sleeper(bubble::Duration d) {
-  return [d] { bubble::sleep_for(d); };
-}
+using bubble::test_support::sleeper;
 
 BUBBLE_TEST(PoolAdmission, BlockedSubmitterIsWokenByRoom) {
   bubble::Runtime& rt = bubble::current_runtime();

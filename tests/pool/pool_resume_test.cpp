@@ -23,6 +23,8 @@
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>
 
+#include "../support/sleeper_job.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -33,9 +35,7 @@ using bubble::Pool;
 using bubble::PoolOptions;
 
 // A job that takes `d` of virtual time.
-bubble::Job sleeper(Duration d) {
-  return [d] { bubble::sleep_for(d); };
-}
+using bubble::test_support::sleeper;
 
 // One worker, jobs of 10 ms: starts one job (running 0..10 ms) and fills the queue, so that from
 // then on the worker frees one slot every 10 ms (at 10, 20, 30 ms ...).

@@ -55,6 +55,12 @@ inline std::string line_without_location(const std::string& text, const std::str
   return line.substr(0, line.find(" at "));
 }
 
+// Whether `part` occurs anywhere in `s`.
+inline bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// Whether `s` ends with `end`.
 inline bool ends_with(const std::string& s, const std::string& end) {
   return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }

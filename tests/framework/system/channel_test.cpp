@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/error_codes.hpp"
 #include "manual_runtime.hpp"
 
 namespace {
@@ -24,10 +25,7 @@ using bubble::Channel;
 using bubble::Context;
 using bubble::errc;
 using bubble::Result;
-
-std::error_code ec(errc e) {
-  return bubble::make_error_code(e);
-}
+using bubble::test_support::ec;
 
 template <class Pred>
 void wait_until(Pred pred) {

@@ -15,14 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/spin_until.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
-
-template <class Pred>
-void spin_until(Pred pred) {
-  while (!pred()) std::this_thread::yield();
-}
+using bubble::test_support::spin_until;
 
 TEST(CondVar, WaitReturnsOnlyAfterANotify) {
   // Property: wait(lock) never returns before a notify (no spurious wakeups). The flag is set

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/error_codes.hpp"
 #include "manual_runtime.hpp"
 
 namespace {
@@ -24,11 +25,8 @@ using bubble::CancelFunc;
 using bubble::Context;
 using bubble::errc;
 using bubble::TimePoint;
+using bubble::test_support::ec;
 using bubble_test::ManualRuntime;
-
-std::error_code ec(errc e) {
-  return bubble::make_error_code(e);
-}
 
 TEST(Context, BackgroundNeverEndsAndHasNoDeadlineNorCause) {
   const Context bg = Context::background();

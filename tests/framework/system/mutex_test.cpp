@@ -14,12 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/spin_until.hpp"
+
 namespace {
 
-template <class Pred>
-void spin_until(Pred pred) {
-  while (!pred()) std::this_thread::yield();
-}
+using bubble::test_support::spin_until;
 
 TEST(Mutex, ExcludesMutuallyUnderContention) {
   bubble::Mutex mu;

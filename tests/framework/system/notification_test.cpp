@@ -11,14 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/spin_until.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
-
-template <class Pred>
-void spin_until(Pred pred) {
-  while (!pred()) std::this_thread::yield();
-}
+using bubble::test_support::spin_until;
 
 TEST(Notification, StartsUnnotifiedAndNotifyIsIdempotent) {
   bubble::Notification n;

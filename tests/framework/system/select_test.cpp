@@ -14,6 +14,8 @@
 #include <chrono>
 #include <thread>
 
+#include "../../support/spin_until.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -23,11 +25,7 @@ using bubble::done;
 using bubble::errc;
 using bubble::recv;
 using bubble::send;
-
-template <class Pred>
-void poll_until(Pred pred) {
-  while (!pred()) std::this_thread::yield();
-}
+using bubble::test_support::spin_until;
 
 // Property: with three ready cases, each is chosen with probability 1/3 (Go's uniform choice).
 // 3000 calls: each count is expected 1000 times; the bounds are more than 7 standard deviations
@@ -52,7 +50,7 @@ TEST(SelectSystem, BlocksUntilAnotherThreadSends) {
   Channel<int> a(0);
   Channel<int> b(0);
   std::thread sender([&] {
-    poll_until([&] { return b.waiting_receivers() == 1; });
+    spin_until([&] { return b.waiting_receivers() == 1; });
     EXPECT_FALSE(b.send(5));
   });
   auto s = bubble::select(recv(a), recv(b));
@@ -66,7 +64,7 @@ TEST(SelectSystem, AContextCancelledByAnotherThreadEndsTheSelect) {
   Channel<int> a(0);
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   std::thread canceller([&, c = cancel] {
-    poll_until([&] { return a.waiting_receivers() == 1; });
+    spin_until([&] { return a.waiting_receivers() == 1; });
     c();
   });
   auto s = bubble::select(recv(a), done(ctx));
@@ -96,7 +94,7 @@ TEST(SelectSystem, RacingWakersCompleteExactlyOneCase) {
   std::atomic<int> delivered{0};
   auto waker = [&](Channel<int>& ch, int value) {
     for (int r = 0; r < kRounds; ++r) {
-      poll_until([&] { return round.load() >= r; });
+      spin_until([&] { return round.load() >= r; });
       if (r % 2 == 0) {
         if (!ch.try_send(value)) delivered.fetch_add(1);
       } else {
@@ -113,14 +111,14 @@ TEST(SelectSystem, RacingWakersCompleteExactlyOneCase) {
   for (int r = 0; r < kRounds; ++r) {
     // Once the select is queued on both channels, both wakers go.
     std::thread release([&] {
-      poll_until([&] { return a.waiting_receivers() == 1 && b.waiting_receivers() == 1; });
+      spin_until([&] { return a.waiting_receivers() == 1 && b.waiting_receivers() == 1; });
       round.store(r);
     });
     auto s = bubble::select(recv(a), recv(b));
     release.join();
     ASSERT_LT(s.index(), 2u);
     received += s.index() == 0 ? s.get<0>().value() : s.get<1>().value();
-    poll_until([&] { return finished.load() == 2 * (r + 1); });
+    spin_until([&] { return finished.load() == 2 * (r + 1); });
     ASSERT_EQ(delivered.load(), r + 1) << "round " << r;
     EXPECT_EQ(a.waiting_receivers() + b.waiting_receivers(), 0u);
   }

@@ -9,14 +9,13 @@
 #include <csignal>
 #include <stdexcept>
 
+#include "../../support/error_codes.hpp"
+
 namespace {
 
 using bubble::Context;
 using bubble::errc;
-
-std::error_code ec(errc e) {
-  return bubble::make_error_code(e);
-}
+using bubble::test_support::ec;
 
 TEST(SignalContext, ARealSignalCancelsTheContextWithCanceled) {
   const Context ctx = bubble::signal_context({SIGUSR1});

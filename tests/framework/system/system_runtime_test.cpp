@@ -25,7 +25,7 @@ using bubble::Runtime;
 using bubble::TimePoint;
 using bubble::Waiter;
 
-const bubble::WaitInfo kWhat{"test", 0, bubble::SourceLocation::current()};
+const bubble::WaitInfo kTestWait{"test", 0, bubble::SourceLocation::current()};
 
 TEST(SystemRuntime, IsTheCurrentRuntimeOfPlainThreadsAndNotABubble) {
   Runtime& rt = bubble::system_runtime();
@@ -127,8 +127,8 @@ TEST(SystemRuntime, ParkReturnsAtOnceWhenAlreadyUnparked) {
   rt.unpark(w);
   EXPECT_TRUE(w.notified());
   // Neither deadline matters: the unpark came first.
-  EXPECT_EQ(rt.park(w, bubble::kNoDeadline, kWhat), ParkResult::notified);
-  EXPECT_EQ(rt.park(w, rt.now() - 1s, kWhat), ParkResult::notified);
+  EXPECT_EQ(rt.park(w, bubble::kNoDeadline, kTestWait), ParkResult::notified);
+  EXPECT_EQ(rt.park(w, rt.now() - 1s, kTestWait), ParkResult::notified);
 }
 
 TEST(SystemRuntime, ParkBlocksUntilUnparkedAndNeverReturnsSpuriously) {
@@ -142,7 +142,7 @@ TEST(SystemRuntime, ParkBlocksUntilUnparkedAndNeverReturnsSpuriously) {
     auto handle = rt.spawn("parker", [&] {
       rt.prepare(w);
       prepared.count_down();
-      result = rt.park(w, bubble::kNoDeadline, kWhat);
+      result = rt.park(w, bubble::kNoDeadline, kTestWait);
       unparked_before_return = unparked.load();
     });
     prepared.wait();
@@ -159,7 +159,7 @@ TEST(SystemRuntime, TimedParkTimesOutNoEarlierThanTheDeadline) {
   Waiter w;
   rt.prepare(w);
   const TimePoint deadline = rt.now() + 20ms;
-  EXPECT_EQ(rt.park(w, deadline, kWhat), ParkResult::timed_out);
+  EXPECT_EQ(rt.park(w, deadline, kTestWait), ParkResult::timed_out);
   EXPECT_GE(rt.now(), deadline);
   EXPECT_FALSE(w.notified());
 }
@@ -168,8 +168,8 @@ TEST(SystemRuntime, ParkWithAPastDeadlineTimesOutAtOnce) {
   Runtime& rt = bubble::system_runtime();
   Waiter w;
   rt.prepare(w);
-  EXPECT_EQ(rt.park(w, rt.now() - 1ms, kWhat), ParkResult::timed_out);
-  EXPECT_EQ(rt.park(w, TimePoint::min(), kWhat), ParkResult::timed_out);
+  EXPECT_EQ(rt.park(w, rt.now() - 1ms, kTestWait), ParkResult::timed_out);
+  EXPECT_EQ(rt.park(w, TimePoint::min(), kTestWait), ParkResult::timed_out);
 }
 
 TEST(SystemRuntime, TimedParkReturnsNotifiedWhenUnparkedBeforeTheDeadline) {
@@ -180,7 +180,7 @@ TEST(SystemRuntime, TimedParkReturnsNotifiedWhenUnparkedBeforeTheDeadline) {
   auto handle = rt.spawn("parker", [&] {
     rt.prepare(w);
     prepared.count_down();
-    result = rt.park(w, rt.now() + 1h, kWhat);
+    result = rt.park(w, rt.now() + 1h, kTestWait);
   });
   prepared.wait();
   rt.unpark(w);

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/error_codes.hpp"
 #include "manual_runtime.hpp"
 
 namespace {
@@ -23,11 +24,8 @@ using bubble::errc;
 using bubble::Ticker;
 using bubble::TimePoint;
 using bubble::Timer;
+using bubble::test_support::ec;
 using bubble_test::ManualRuntime;
-
-std::error_code ec(errc e) {
-  return bubble::make_error_code(e);
-}
 
 TEST(Timer, DeliversTheScheduledFireTimeNotTheTimeItIsRead) {
   ManualRuntime rt;

@@ -17,15 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/spin_until.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
 using bubble::Context;
-
-template <class Pred>
-void spin_until(Pred pred) {
-  while (!pred()) std::this_thread::yield();
-}
+using bubble::test_support::spin_until;
 
 TEST(WeightedSemaphore, NegativeSizeThrowsNamingTheValue) {
   try {
