@@ -38,6 +38,7 @@ endfunction()
 function(bubble_add_test name)
   cmake_parse_arguments(ARG "" "" "LABELS;SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ${BUBBLE_UNITY_BUILD})  # see CMakeLists.txt
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   bubble_set_warnings(${name})
   gtest_discover_tests(${name}
