@@ -18,10 +18,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <deque>
@@ -63,9 +65,26 @@ void spin(std::int64_t iterations) {
 // The loop rounds that take about a microsecond of CPU on this machine, measured once: the
 // fastest of 20 short probes on the thread's CPU clock (a wall clock counts the time other
 // processes took the processor, and on a loaded virtual machine even the CPU clock counts the
-// time the hypervisor took it; the fastest probe is the one least disturbed).
+// time the hypervisor took it; the fastest probe is the one least disturbed). Each process
+// measures its own, and on a virtual machine two processes may find rounds that differ by half:
+// to compare two builds, pin the job with the environment variable
+// POOL_BENCH_ROUNDS_PER_MICROSECOND (a positive integer; the `rounds_per_us` counter of the
+// ~1 us rows reports the value a run used). Any other value stops the benchmark with status 2.
 std::int64_t rounds_per_microsecond() {
   static const std::int64_t rounds = [] {
+    if (const char* pinned = std::getenv("POOL_BENCH_ROUNDS_PER_MICROSECOND")) {
+      char* end = nullptr;
+      errno = 0;
+      const long long value = std::strtoll(pinned, &end, 10);
+      if (end == pinned || *end != '\0' || errno != 0 || value <= 0) {
+        std::fprintf(stderr,
+                     "pool_bench: POOL_BENCH_ROUNDS_PER_MICROSECOND must be a positive integer, "
+                     "got \"%s\"\n",
+                     pinned);
+        std::exit(2);
+      }
+      return static_cast<std::int64_t>(value);
+    }
     const auto cpu_ns = [] {
       timespec ts{};
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -88,9 +107,11 @@ std::int64_t rounds_per_microsecond() {
 struct Workload {
   std::int64_t rounds;
   int jobs;
-  explicit Workload(const benchmark::State& state)
+  explicit Workload(benchmark::State& state)
       : rounds(state.range(0) != 0 ? rounds_per_microsecond() : 0),
-        jobs(state.range(0) != 0 ? kBusyJobs : kJobs) {}
+        jobs(state.range(0) != 0 ? kBusyJobs : kJobs) {
+    if (rounds != 0) state.counters["rounds_per_us"] = static_cast<double>(rounds);
+  }
   auto job() const {
     return [r = rounds] { spin(r); };
   }
