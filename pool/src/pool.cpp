@@ -33,7 +33,8 @@ Pool::Impl::Impl(Runtime& rt, PoolOptions options)
       idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt),
       inbox_on_(!rt.controlled() && opts_.max_queued_per_tenant == 0 && opts_.queue_capacity >= 2),
       inbox_(inbox_on_ ? static_cast<std::size_t>(opts_.queue_capacity) : 0),
-      occupancy_(static_cast<std::size_t>(opts_.queue_capacity)) {
+      occupancy_(static_cast<std::size_t>(opts_.queue_capacity)),
+      histograms_(static_cast<std::size_t>(opts_.workers)) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   ctx_ = std::move(ctx);
   cancel_ = std::move(cancel);
@@ -118,8 +119,14 @@ PoolStats Pool::Impl::stats() const {
   s.failed = failed_;
   s.too_late = too_late_;
   s.shed = rejected_full_ + rejected_tenant_limit_ + too_late_;
-  s.queue_wait = wait_hist_.summary();
-  s.service_time = service_hist_.summary();
+  LatencyHistogram queue_wait;
+  LatencyHistogram service_time;
+  for (const WorkerHistograms& h : histograms_) {
+    queue_wait.merge(h.queue_wait);
+    service_time.merge(h.service_time);
+  }
+  s.queue_wait = queue_wait.summary();
+  s.service_time = service_time.summary();
   return s;
 }
 

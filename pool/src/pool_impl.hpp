@@ -216,8 +216,14 @@ class Pool::Impl {
   std::uint64_t canceled_ = 0;
   std::uint64_t failed_ = 0;
   std::uint64_t too_late_ = 0;
-  LatencyHistogram wait_hist_;
-  LatencyHistogram service_hist_;
+  // Each worker's latency histograms (PoolOptions::measure_latency), recorded under the mutex
+  // and merged by stats(). One pair per worker, each on cache lines of its own: with one pair for
+  // all the workers, every record read lines that the other worker had just written.
+  struct alignas(64) WorkerHistograms {
+    LatencyHistogram queue_wait;
+    LatencyHistogram service_time;
+  };
+  std::vector<WorkerHistograms> histograms_;
   std::vector<std::unique_ptr<ThreadHandle>> threads_;
 };
 

@@ -56,6 +56,7 @@ void Pool::Impl::finish_job_locked(WorkerState& st) {
 void Pool::Impl::worker_loop(std::unique_lock<Mutex>& lk, WorkerState& st, std::size_t worker) {
   TimePoint now = clock();
   PoolMetricsSink* const sink = opts_.metrics_sink;
+  WorkerHistograms& histograms = histograms_[worker];
   for (;;) {
     drain_inbox_locked();
     st.node = queue_.take(now, opts_.aging_step, opts_.max_running_per_tenant);
@@ -70,7 +71,7 @@ void Pool::Impl::worker_loop(std::unique_lock<Mutex>& lk, WorkerState& st, std::
     // `now` was read before this critical section (it also ended the previous job): a job
     // queued by another thread since then has waited zero, not a negative time.
     const Duration wait = std::max(now - item.enqueued, Duration::zero());
-    if (opts_.measure_latency) wait_hist_.record(wait);
+    if (opts_.measure_latency) histograms.queue_wait.record(wait);
     ++busy_;
     ++item.tenant->running;
     st.in_job = true;
@@ -103,7 +104,7 @@ void Pool::Impl::worker_loop(std::unique_lock<Mutex>& lk, WorkerState& st, std::
 
     lk.lock();
     finish_job_locked(st);
-    if (ran && opts_.measure_latency) service_hist_.record(outcome.service_time);
+    if (ran && opts_.measure_latency) histograms.service_time.record(outcome.service_time);
     switch (outcome.status) {
       case JobStatus::done:
         ++completed_;

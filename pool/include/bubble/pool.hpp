@@ -125,7 +125,9 @@ class Pool {
   std::error_code shutdown(const Context& ctx = Context::background(),
                            SourceLocation where = SourceLocation::current());
 
-  // A consistent snapshot of the pool's metrics. Never blocks for long (takes the pool's lock).
+  // A consistent snapshot of the pool's metrics. Takes the pool's lock, never waits for a job:
+  // it holds the lock while it merges each worker's latency histograms (measure_latency), for a
+  // time that grows with the number of workers and the range of the recorded latencies.
   PoolStats stats() const;
 
   // The runtime the pool's threads, clock and primitives belong to.
