@@ -3,7 +3,11 @@
 //   - asio::thread_pool (Debian's standalone, header-only asio; its queue is unbounded),
 //   - oneTBB (Debian's libtbb-dev, when found): jobs enqueued into a task_arena of two worker
 //     threads from an outside submitter (the same shape as the pools), and a task_group run
-//     inside a two-slot arena, where the submitter is one of the two threads that run jobs.
+//     inside a two-slot arena, where the submitter is one of the two threads that run jobs,
+//   - no pool at all: the jobs run on one thread (BM_InlineJobs), or split between two threads
+//     that share nothing (BM_TwoThreadsNoPool, the machine's ceiling for these jobs),
+//   - the least a pool can do (least_pools.hpp): a ring per worker (BM_SpscRingsNoPool), and one
+//     ring under one lock for both workers (BM_SharedRingNoPool).
 // Each benchmark pushes jobs from one submitter through two workers on real threads, and reports
 // jobs per second of wall time; the CPU column is the whole process's CPU time (every thread).
 // Counters line_ns_before and line_ns_after: the time a cache line took between the two
@@ -50,7 +54,13 @@
 #include <bubble/pool.hpp>
 #include <bubble/runtime.hpp>
 
+#include "least_pools.hpp"
+
 namespace {
+
+using bubble_bench::SharedRing;
+using bubble_bench::SpscRing;
+using bubble_bench::TtasSpinLock;
 
 constexpr int kJobs = 1'000'000;
 constexpr int kBusyJobs = 200'000;
@@ -173,6 +183,66 @@ void BM_InlineJobs(benchmark::State& state) {
   for (auto _ : state) {
     auto job = work.job();
     for (int i = 0; i < work.jobs; ++i) job();
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
+// No pool either: the jobs split in two halves, each run by a thread of its own, with nothing
+// shared between the two but the start and the join. What two processors of this machine deliver
+// for these jobs when no job moves between threads: the ceiling any pool can approach, measured
+// rather than assumed to be twice BM_InlineJobs (a virtual machine's two processors may share a
+// physical core, or lose time to the host).
+void BM_TwoThreadsNoPool(benchmark::State& state) {
+  const Workload work(state);
+  const LineTransferProbe probe(state);
+  for (auto _ : state) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kWorkers; ++t) {
+      const int share = work.jobs / kWorkers + (t < work.jobs % kWorkers ? 1 : 0);
+      threads.emplace_back([&work, share] {
+        auto job = work.job();
+        for (int i = 0; i < share; ++i) job();
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
+// The least a pool can do to move jobs between threads (SpscRing: one ring per worker, jobs dealt
+// in turn, the submitter never waits). What this row loses against BM_TwoThreadsNoPool is the
+// least that handing jobs over costs on this machine.
+void BM_SpscRingsNoPool(benchmark::State& state) {
+  const Workload work(state);
+  const LineTransferProbe probe(state);
+  const auto per_ring = static_cast<std::size_t>(work.jobs / kWorkers + 1);
+  for (auto _ : state) {
+    std::deque<SpscRing> rings;
+    for (int w = 0; w < kWorkers; ++w) rings.emplace_back(per_ring);
+    std::vector<std::thread> threads;
+    for (auto& ring : rings) threads.emplace_back([&ring] { ring.consume(); });
+    for (int i = 0; i < work.jobs; ++i)
+      rings[static_cast<std::size_t>(i % kWorkers)].push(work.job());
+    for (auto& ring : rings) ring.close();
+    for (auto& t : threads) t.join();
+  }
+  state.SetItemsProcessed(state.iterations() * work.jobs);
+}
+
+// The least a pool with one queue for all its workers can do (SharedRing: one ring, one lock, one
+// job per critical section), with std::mutex and with a spin lock. What it loses against
+// BM_SpscRingsNoPool is what keeping one order of jobs across the workers costs on this machine.
+template <class LockT>
+void BM_SharedRingNoPool(benchmark::State& state) {
+  const Workload work(state);
+  const LineTransferProbe probe(state);
+  for (auto _ : state) {
+    SharedRing<LockT> ring(static_cast<std::size_t>(work.jobs));
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kWorkers; ++w) threads.emplace_back([&ring] { ring.consume(); });
+    for (int i = 0; i < work.jobs; ++i) ring.push(work.job());
+    ring.close();
+    for (auto& t : threads) t.join();
   }
   state.SetItemsProcessed(state.iterations() * work.jobs);
 }
@@ -373,6 +443,16 @@ BENCHMARK(BM_BubblePool)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
 BENCHMARK(BM_InlineJobs)->Apply(throughput);
+BENCHMARK(BM_TwoThreadsNoPool)
+    ->ArgName("busy")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_SpscRingsNoPool)->Apply(throughput);
+BENCHMARK(BM_SharedRingNoPool<std::mutex>)->Name("BM_SharedRingNoPool/mutex")->Apply(throughput);
+BENCHMARK(BM_SharedRingNoPool<TtasSpinLock>)->Name("BM_SharedRingNoPool/spin")->Apply(throughput);
 BENCHMARK(BM_BubblePoolResumeEverySlot)->Apply(throughput);
 BENCHMARK(BM_BubblePoolRoomForAll)->Apply(throughput);
 BENCHMARK(BM_PlainMutexCondvarPool<std::mutex, std::condition_variable>)
