@@ -209,10 +209,11 @@ class Pool::Impl {
   bool room_resuming_ = false;
   std::uint64_t seq_ = 0;
   std::uint64_t submitted_ = 0;
+  // With the counts above on one line: every job changes them.
+  std::uint64_t completed_ = 0;
   std::uint64_t rejected_full_ = 0;
   std::uint64_t rejected_closed_ = 0;
   std::uint64_t rejected_tenant_limit_ = 0;
-  std::uint64_t completed_ = 0;
   std::uint64_t canceled_ = 0;
   std::uint64_t failed_ = 0;
   std::uint64_t too_late_ = 0;

@@ -66,10 +66,12 @@ struct PoolLane {
 };
 
 struct PoolTenant {
-  std::string name;
+  // The counts first: every job changes them, and the queue keeps its default tenant's on the
+  // line of its own counts (see PoolQueue's members).
   std::size_t queued = 0;
   int running = 0;
   std::vector<std::unique_ptr<PoolLane>> lanes;  // One per priority used; few.
+  std::string name;
 
   PoolLane& lane(int priority) {
     for (auto& l : lanes) {
@@ -199,7 +201,9 @@ class PoolQueue {
     lane.head = node->next;
     if (lane.head == nullptr) lane.tail = nullptr;
     Level& level = level_of(lane.priority);
-    level.cursor = lane.ring_next;
+    // Written only when it moves: with one lane in the level it does not, and the level's line
+    // then stays shared between the workers instead of moving to each one that takes a job.
+    if (level.cursor != lane.ring_next) level.cursor = lane.ring_next;
     if (lane.head == nullptr) deactivate(level, lane);
     --node->item.tenant->queued;
     --size_;
@@ -273,12 +277,15 @@ class PoolQueue {
     }
   }
 
+  // What a take reads but rarely changes, apart from what every job changes: a worker that takes
+  // a job after the other one did then finds these lines still in its cache.
   std::vector<Level> levels_;
-  PoolTenant default_tenant_;
   std::unordered_map<std::string, std::unique_ptr<PoolTenant>> tenants_;
   std::vector<std::unique_ptr<PoolNode[]>> chunks_;
+  // What every job changes, together on one line (the default tenant's counts lead it).
+  alignas(64) std::size_t size_ = 0;
   PoolNode* free_ = nullptr;
-  std::size_t size_ = 0;
+  PoolTenant default_tenant_;
 };
 
 }  // namespace bubble::detail
