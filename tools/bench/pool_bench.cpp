@@ -50,6 +50,7 @@
 #include <bubble/bubble.hpp>
 #include <bubble/cond_var.hpp>
 #include <bubble/context.hpp>
+#include <bubble/latency_histogram.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/pool.hpp>
 #include <bubble/runtime.hpp>
@@ -414,6 +415,19 @@ void BM_SystemRuntimeNow(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(rt.now());
 }
 
+// The price of one record into a latency histogram, the pool's other cost per measured job (two
+// records per job: the queue wait and the service time). The durations cycle through a spread of
+// magnitudes (1 ns to about 1 ms) so that the records touch several buckets, as a pool's do.
+void BM_LatencyHistogramRecord(benchmark::State& state) {
+  bubble::LatencyHistogram histogram;
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    histogram.record(bubble::Duration{1 + (i * 7919) % 1'000'000});
+    ++i;
+  }
+  benchmark::DoNotOptimize(histogram.summary());
+}
+
 // A 4-worker pool in a bubble: jobs per second of wall time, simulated.
 void BM_PoolInBubble(benchmark::State& state) {
   const int jobs = static_cast<int>(state.range(0));
@@ -467,6 +481,7 @@ BENCHMARK(BM_TbbTaskArena)->Apply(throughput);
 BENCHMARK(BM_TbbTaskGroup)->Apply(throughput);
 #endif
 BENCHMARK(BM_SystemRuntimeNow);
+BENCHMARK(BM_LatencyHistogramRecord);
 BENCHMARK(BM_PoolInBubble)
     ->Arg(100'000)
     ->Unit(benchmark::kMillisecond)
