@@ -282,7 +282,8 @@ class PoolQueue {
   std::vector<Level> levels_;
   std::unordered_map<std::string, std::unique_ptr<PoolTenant>> tenants_;
   std::vector<std::unique_ptr<PoolNode[]>> chunks_;
-  // What every job changes, together on one line (the default tenant's counts lead it).
+  // What every job changes, together on one line: the size, the free list, then the default
+  // tenant's counts (its first members).
   alignas(64) std::size_t size_ = 0;
   PoolNode* free_ = nullptr;
   PoolTenant default_tenant_;
