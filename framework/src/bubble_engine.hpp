@@ -34,6 +34,7 @@
 
 #include <boost/context/fiber.hpp>
 
+#include <bubble/detail/atomic_hooks.hpp>
 #include <bubble/detail/intercept.hpp>
 #include <bubble/detail/intrusive_list.hpp>
 #include <bubble/detail/wait_queue.hpp>
@@ -254,6 +255,15 @@ class Bubble final : public Runtime {
   }
   bool cancel_timer(TimerId id) noexcept override;
   void schedule_point(const WaitInfo& what) override;
+  // The hooks of atomic operations (detail/atomic_hooks.hpp; bubble_atomics.cpp).
+  void atomic_point(const void* object, detail::AtomicSource source, detail::AtomicOp op,
+                    std::memory_order order, SourceLocation where) noexcept;
+  void atomic_cas_outcome(const void* object, bool exchanged, std::memory_order success,
+                          std::memory_order failure) noexcept;
+  void atomic_name(const void* object, std::string_view name);
+  void atomic_forget(const void* object) noexcept;
+  void atomic_park(const void* object, SourceLocation where);
+  void atomic_unpark(const void* object, bool all) noexcept;
   std::size_t choose(std::size_t n, const WaitInfo& what) override;
   void yield(SourceLocation where) override;
   std::uint64_t new_object_id() noexcept override { return ++object_ids_; }
@@ -414,6 +424,16 @@ class Bubble final : public Runtime {
   std::uint64_t object_ids_ = 0;
   // The names given to objects (Runtime::new_object_id(name)), for reports.
   std::unordered_map<std::uint64_t, std::string> object_names_;
+  // The atomics the run has seen (bubble::Atomic, instrumented code), by address: their object
+  // ids and the threads blocked in their wait().
+  struct AtomicObject {
+    std::uint64_t id = 0;
+    detail::WaitQueue waiters;
+  };
+  std::unordered_map<const void*, AtomicObject> atomics_;
+  const void* last_atomic_address_ = nullptr;  // The last atomic_object() found, and its entry.
+  AtomicObject* last_atomic_ = nullptr;
+  AtomicObject& atomic_object(const void* object);
   RunQueue<BThread> queue_;
   // How many more picks take threads whose stacks touch_stacks_ahead has loaded.
   std::size_t touched_ahead_ = 0;
