@@ -341,8 +341,19 @@ void Bubble::yield(SourceLocation where) {
   if (queue_.empty() && !timer_due() && !failed_) return;
   if (unwinding_) teardown_guard();
   t->state = ThreadState::runnable;
-  queue_.push_back(t);
-  leave_blocked();
+  if (failed_ || queue_.empty() || timer_due()) {
+    queue_.push_back(t);
+    leave_blocked();  // To main, which fires the due timers or tears the run down.
+  } else {
+    // Another thread runs first, whatever the strategy: the decision is among the others only,
+    // so that a thread that yields in a loop (a spin-wait) lets the thread it waits for run, also
+    // under a strategy that would otherwise keep picking it (PCT's highest priority).
+    const std::size_t idx = decide(nullptr, nullptr);
+    BThread* next = queue_.take(idx);
+    queue_.push_back(t);
+    touch_next_stack();
+    run_instead(t, next);
+  }
   maybe_unwind(t);
 }
 
