@@ -31,9 +31,10 @@ Pool::Impl::Impl(Runtime& rt, PoolOptions options)
       room_cv_(opts_.name + ".room", rt),
       stopped_cv_(opts_.name + ".stopped", rt),
       idle_(work_cv_, static_cast<std::size_t>(opts_.workers), opts_.name + ".work", rt),
-      inbox_on_(!rt.controlled() && opts_.max_queued_per_tenant == 0 && opts_.queue_capacity >= 2),
-      inbox_(inbox_on_ ? static_cast<std::size_t>(opts_.queue_capacity) : 0),
-      occupancy_(static_cast<std::size_t>(opts_.queue_capacity)),
+      inbox_on_(opts_.max_queued_per_tenant == 0 && opts_.queue_capacity >= 2),
+      inbox_(inbox_on_ ? static_cast<std::size_t>(opts_.queue_capacity) : 0, opts_.name + ".inbox",
+             rt),
+      occupancy_(static_cast<std::size_t>(opts_.queue_capacity), opts_.name),
       histograms_(static_cast<std::size_t>(opts_.workers)) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
   ctx_ = std::move(ctx);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <bubble/atomic.hpp>
 #include <bubble/cond_var.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/runtime.hpp>
@@ -31,7 +32,8 @@ class PoolIdleWorkers {
   // Worker 0 waits on `first`; each of the other `workers - 1` on a CondVar named `name`, made
   // here (after every CondVar the pool made before, so that objects keep their order of creation
   // and their numbers in reports). Nothing allocates after construction.
-  PoolIdleWorkers(CondVar& first, std::size_t workers, const std::string& name, Runtime& rt) {
+  PoolIdleWorkers(CondVar& first, std::size_t workers, const std::string& name, Runtime& rt)
+      : count_(name + ".idle", 0) {
     cvs_.reserve(workers);
     cvs_.push_back(&first);
     for (std::size_t i = 1; i < workers; ++i) {
@@ -110,10 +112,10 @@ class PoolIdleWorkers {
 
   std::vector<std::unique_ptr<CondVar>> owned_;  // Workers 1 and up's CondVars.
   std::vector<CondVar*> cvs_;                    // Every worker's, by worker number.
-  std::vector<std::size_t> idle_;      // Idle workers not yet chosen, in the order they went idle.
-  std::vector<bool> woken_;            // By worker: chosen, and not yet back from its wait.
-  std::size_t waking_ = 0;             // Workers with woken_ set.
-  std::atomic<std::size_t> count_{0};  // idle_.size(), for readers without the mutex.
+  std::vector<std::size_t> idle_;  // Idle workers not yet chosen, in the order they went idle.
+  std::vector<bool> woken_;        // By worker: chosen, and not yet back from its wait.
+  std::size_t waking_ = 0;         // Workers with woken_ set.
+  Atomic<std::size_t> count_;      // idle_.size(), for readers without the mutex.
 };
 
 }  // namespace bubble::detail

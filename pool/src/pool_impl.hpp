@@ -29,28 +29,27 @@
 // work, after on_complete or sink callbacks (their time belongs to neither job), and a submitter
 // after it waited for room.
 //
-// The inbox (pool_inbox.hpp; real threads only). On a runtime that is not controlled, a submit
-// that finds the pool open, no idle worker to wake and more than one free slot pushes its job
-// onto a lock-free ring instead of taking the mutex: with one mutex crossed by every job twice,
-// the submitter spent most of its time waiting for the workers' critical sections
-// (docs/PERFORMANCE.md, "A submit that does not wait for the workers' lock"). Whoever holds the
-// mutex moves the inbox's jobs into the queue, in the order of their pushes, before it reads the
-// queue or the counters (a worker before every take, a locked submit before it queues, stats(),
-// shutdown as it closes): numbered, counted and placed exactly as if each had been queued at its
-// push, so priority, aging, tenant round robin, FIFO order and the counters are unchanged. The
-// locked path decides whenever the fast one cannot: an idle worker must be woken, the queue is
-// one slot from full, the inbox's ring is full (a capacity above its 4,096 slots), a tenant cap
-// is set (max_queued_per_tenant), the pool is closed (shutdown marks the inbox closed under the
-// mutex, together with closed_: a later push fails and its submit is refused by the locked path;
-// what was pushed before is queued and run). A worker going idle is counted before it looks at
-// the inbox a last time, and a pusher looks at that count after its push (both sequentially
-// consistent): either the worker sees the job, or the pusher wakes a worker under the mutex. How
-// the capacity holds: pool_occupancy.hpp.
+// The inbox (pool_inbox.hpp). A submit that finds the pool open, no idle worker to wake and more
+// than one free slot pushes its job onto a lock-free ring instead of taking the mutex: with one
+// mutex crossed by every job twice, the submitter spent most of its time waiting for the workers'
+// critical sections (docs/PERFORMANCE.md, "A submit that does not wait for the workers' lock").
+// Whoever holds the mutex moves the inbox's jobs into the queue, in the order of their pushes,
+// before it reads the queue or the counters (a worker before every take, a locked submit before it
+// queues, stats(), shutdown as it closes): numbered, counted and placed exactly as if each had been
+// queued at its push, so priority, aging, tenant round robin, FIFO order and the counters are
+// unchanged. The locked path decides whenever the fast one cannot: an idle worker must be woken,
+// the queue is one slot from full, the inbox's ring is full (a capacity above its 4,096 slots), a
+// tenant cap is set (max_queued_per_tenant), the pool is closed (shutdown marks the inbox closed
+// under the mutex, together with closed_: a later push fails and its submit is refused by the
+// locked path; what was pushed before is queued and run). A worker going idle is counted before it
+// looks at the inbox a last time, and a pusher looks at that count after its push (both
+// sequentially consistent): either the worker sees the job, or the pusher wakes a worker under the
+// mutex. How the capacity holds: pool_occupancy.hpp.
 //
-// In a bubble the inbox is off: every submit takes the mutex, and the scheduling points (the
-// mutex's lock and unlock) are those of a pool without an inbox, so saved schedules replay
-// unchanged. The inbox's interleavings are exercised on real threads
-// (tests/pool/system/pool_inbox_test.cpp, under ThreadSanitizer in CI).
+// The inbox runs in bubbles as on real threads: the inbox's fields, the occupancy counts and the
+// idle count are bubble::Atomic, so in a bubble every operation on them is a scheduling point and
+// the scenario suites explore their interleavings; tests/pool/system/pool_inbox_test.cpp also
+// runs them on real threads, under ThreadSanitizer in CI.
 
 #include <cstddef>
 #include <cstdint>
@@ -95,7 +94,7 @@ class Pool::Impl {
   std::error_code admit(const Context& ctx, Job& job, JobOptions& opts, Admission mode,
                         Duration max_wait, SourceLocation where, std::size_t& depth);
 
-  // The submit without the mutex (real threads only: see "The inbox" at the top of this file).
+  // The submit without the mutex (see "The inbox" at the top of this file).
   // Returns true when the job is in the inbox (depth: the jobs queued with it), false, with
   // `job` and `opts` as they came, when the locked path must decide.
   // Inline, like the workers' per-job functions below, though defined in a .cpp file: each is
@@ -193,8 +192,8 @@ class Pool::Impl {
   CondVar room_cv_;
   CondVar stopped_cv_;
   detail::PoolIdleWorkers idle_;  // After the CondVars above: it makes the other workers' own.
-  // Whether submits may use the inbox: on real threads, with no queued cap per tenant (which
-  // needs the tenant's count under the mutex) and room for more than one job.
+  // Whether submits may use the inbox: with no queued cap per tenant (which needs the tenant's
+  // count under the mutex) and room for more than one job.
   const bool inbox_on_;
   detail::PoolInbox inbox_;  // Before queue_: its nodes may be in the queue until the end.
   detail::PoolQueue queue_;

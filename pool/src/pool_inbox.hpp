@@ -1,8 +1,12 @@
 #pragma once
 
-// The pool's inbox: where a submit on a runtime that is not controlled (real threads) leaves its
-// job without taking the pool's mutex, for a worker to move into the structured queue
-// (pool_queue.hpp) under that mutex before it takes a job. Private to bubble::pool.
+// The pool's inbox: where a submit leaves its job without taking the pool's mutex, for a worker to
+// move into the structured queue (pool_queue.hpp) under that mutex before it takes a job. Private
+// to bubble::pool.
+//
+// The same code runs on real threads and in a bubble: its shared fields are bubble::Atomic, so in a
+// bubble every operation on them is a scheduling point and the interleavings of submitters and the
+// consumer are explored like any other.
 //
 // The inbox is a bounded ring of node pointers with many producers and one consumer at a time
 // (the holder of the pool's mutex). push() claims the next position with one compare-and-swap on
@@ -18,8 +22,8 @@
 // the node of a lap before without ever writing to the slots (which would take their lines from
 // the submitters). take_all() and close() wait for a claimed slot to be filled (the claimer is a
 // few instructions from its store: the consumer spins briefly, then, in case the claimer was
-// preempted there, yields its processor until it has run): a submit that has returned is in the
-// next take, whatever other submits are doing.
+// preempted there, yields to it through the runtime until it has run; in a bubble it yields at
+// once): a submit that has returned is in the next take, whatever other submits are doing.
 //
 // Capacity. The ring has a power of two of slots, at least the pool's queue capacity up to
 // kMaxSlots. The pool never has more jobs in the inbox than its capacity (pool_occupancy.hpp),
@@ -44,9 +48,10 @@
 // from a spare list under a SpinLock of its own (submitters only; the workers never take it), and
 // recycle() gives one back with a lock-free push onto a Treiber stack (R. K. Treiber, "Systems
 // Programming: Coping with Parallelism", IBM 1986; any thread), which allocate() takes whole when
-// its list runs dry (only whole-stack takes: no ABA). Nodes live in chunks that grow and never
-// shrink; at most as many nodes exist as were ever live at once, so memory is bounded by the peak
-// of the jobs queued, in flight and running.
+// its list runs dry (only whole-stack takes: no ABA). It takes the stack outside its SpinLock: in
+// a bubble the exchange is a scheduling point, and no thread may switch while holding a SpinLock.
+// Nodes live in chunks that grow and never shrink; at most as many nodes exist as were ever live at
+// once, so memory is bounded by the peak of the jobs queued, in flight and running.
 
 #include <algorithm>
 #include <atomic>
@@ -55,10 +60,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <string>
 #include <vector>
 
+#include <bubble/atomic.hpp>
 #include <bubble/detail/spin_lock.hpp>
+#include <bubble/runtime.hpp>
 
 #include "pool_queue.hpp"
 
@@ -71,20 +78,39 @@ class PoolInbox {
   // (every worker busy with a job all that time, and no locked submit or stats() meanwhile).
   static constexpr std::size_t kMaxSlots = 4096;
 
-  // A ring for a pool that holds at most `capacity` jobs; none (an inbox that is never used) for
-  // a capacity of 0.
-  explicit PoolInbox(std::size_t capacity)
-      : slots_count_(capacity == 0 ? 0 : std::bit_ceil(std::min(capacity, kMaxSlots))),
+  // A ring for a pool of `rt` that holds at most `capacity` jobs; none (an inbox that is never
+  // used) for a capacity of 0. `name` prefixes the names of its atomics in a bubble's traces.
+  explicit PoolInbox(std::size_t capacity, const std::string& name = "inbox",
+                     Runtime& rt = current_runtime())
+      : rt_(rt),
+        slots_count_(capacity == 0 ? 0 : std::bit_ceil(std::min(capacity, kMaxSlots))),
         lap_shift_(std::countr_zero(std::max<std::size_t>(slots_count_, 1))),
-        slots_(std::make_unique<std::atomic<std::uintptr_t>[]>(slots_count_)) {}
+        slots_(std::make_unique<Atomic<std::uintptr_t>[]>(slots_count_)),
+        tail_(name + ".tail", 0),
+        head_seen_(name + ".head_seen", 0),
+        head_(name + ".head", 0),
+        recycled_(name + ".recycled", nullptr) {}
   PoolInbox(const PoolInbox&) = delete;
   PoolInbox& operator=(const PoolInbox&) = delete;
   ~PoolInbox() = default;  // Nodes, spare or not, are destroyed with their chunks.
 
   // A free node for a submitter to fill; every field of its item must be assigned. Any thread.
   PoolNode* allocate() {
-    std::lock_guard<SpinLock> guard(spin_);
-    if (spare_ == nullptr) spare_ = recycled_.exchange(nullptr, std::memory_order_acquire);
+    std::unique_lock<SpinLock> guard(spin_);
+    if (spare_ == nullptr) {
+      guard.unlock();
+      PoolNode* recycled = recycled_.exchange(nullptr, std::memory_order_acquire);
+      guard.lock();
+      if (spare_ == nullptr) {
+        spare_ = recycled;
+      } else if (recycled != nullptr) {
+        // Another submitter refilled the list meanwhile: put the stack taken after it.
+        PoolNode* last = recycled;
+        while (last->next != nullptr) last = last->next;
+        last->next = spare_;
+        spare_ = recycled;
+      }
+    }
     if (spare_ == nullptr) {
       constexpr std::size_t kChunk = 64;
       chunks_.push_back(std::make_unique<PoolNode[]>(kChunk));
@@ -140,7 +166,7 @@ class PoolInbox {
   // Called with the pool's mutex held.
   bool has_pushes() const noexcept {
     const std::uint64_t tail = tail_.load(std::memory_order_seq_cst) & ~kClosed;
-    return tail != head_.load(std::memory_order_relaxed);
+    return tail != head_.unsync_load();  // Only the consumer writes the head.
   }
 
   // Calls `visit(node)` for every pushed node, in the order of their pushes, and takes them.
@@ -180,7 +206,7 @@ class PoolInbox {
     }
   }
 
-  std::atomic<std::uintptr_t>& slot(std::uint64_t position) noexcept {
+  Atomic<std::uintptr_t>& slot(std::uint64_t position) noexcept {
     return slots_[position & (slots_count_ - 1)];
   }
 
@@ -201,17 +227,18 @@ class PoolInbox {
 
   template <class Visit>
   void take_up_to(std::uint64_t tail, Visit& visit) {
-    std::uint64_t head = head_.load(std::memory_order_relaxed);
-    if (head == tail) return;  // Nothing claimed: leave the head's line alone.
+    std::uint64_t head = head_.unsync_load();  // Only the consumer writes it.
+    if (head == tail) return;                  // Nothing claimed: leave the head's line alone.
     for (; head != tail; ++head) {
-      std::atomic<std::uintptr_t>& s = slot(head);
+      Atomic<std::uintptr_t>& s = slot(head);
       PoolNode* node = node_for(s.load(std::memory_order_acquire), head);
-      // Claimed, not yet filled: the claimer is a few instructions away, unless it was preempted.
-      for (int spins = 0; node == nullptr; ++spins) {
+      // Claimed, not yet filled: the claimer is a few instructions away, unless it was preempted
+      // (in a bubble it was: only one thread runs at a time).
+      for (int spins = rt_.controlled() ? kSpinsBeforeYield : 0; node == nullptr; ++spins) {
         if (spins < kSpinsBeforeYield) {
           cpu_relax();
         } else {
-          std::this_thread::yield();
+          rt_.yield();
         }
         node = node_for(s.load(std::memory_order_acquire), head);
       }
@@ -220,17 +247,18 @@ class PoolInbox {
     head_.store(head, std::memory_order_release);
   }
 
+  Runtime& rt_;
   const std::size_t slots_count_;  // A power of two.
   const int lap_shift_;            // log2(slots_count_): position >> lap_shift_ is the lap.
   // Each slot: the node of the last position stored there, with its lap's mark in the low bit.
-  const std::unique_ptr<std::atomic<std::uintptr_t>[]> slots_;
+  const std::unique_ptr<Atomic<std::uintptr_t>[]> slots_;
   // Claimers' line: the next position to claim (with kClosed once closed), and the head as a
   // claimer last read it.
-  alignas(64) std::atomic<std::uint64_t> tail_{0};
-  std::atomic<std::uint64_t> head_seen_{0};
+  alignas(64) Atomic<std::uint64_t> tail_;
+  Atomic<std::uint64_t> head_seen_;
   // The consumer's line: the first position not yet taken.
-  alignas(64) std::atomic<std::uint64_t> head_{0};
-  alignas(64) std::atomic<PoolNode*> recycled_{nullptr};
+  alignas(64) Atomic<std::uint64_t> head_;
+  alignas(64) Atomic<PoolNode*> recycled_;
   SpinLock spin_;              // Guards spare_ and chunks_.
   PoolNode* spare_ = nullptr;  // Nodes ready for allocate().
   std::vector<std::unique_ptr<PoolNode[]>> chunks_;

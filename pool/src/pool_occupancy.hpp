@@ -21,12 +21,21 @@
 
 #include <atomic>
 #include <cstddef>
+#include <string>
+
+#include <bubble/atomic.hpp>
 
 namespace bubble::detail {
 
 class PoolOccupancy {
  public:
-  explicit PoolOccupancy(std::size_t capacity) noexcept : capacity_(capacity) {}
+  // The counts of a pool of `capacity` slots; `name` prefixes the names of its atomics in a
+  // bubble's traces.
+  PoolOccupancy(std::size_t capacity, const std::string& name)
+      : capacity_(capacity),
+        admitted_(name + ".admitted", 0),
+        taken_seen_(name + ".taken_seen", 0),
+        taken_(name + ".taken", 0) {}
   PoolOccupancy(const PoolOccupancy&) = delete;
   PoolOccupancy& operator=(const PoolOccupancy&) = delete;
 
@@ -41,7 +50,7 @@ class PoolOccupancy {
 
   // A job taken from the queue (mutex held).
   void take() noexcept {
-    taken_.store(taken_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    taken_.store(taken_.unsync_load() + 1, std::memory_order_release);  // The only writer.
   }
 
   // Reserves a slot for a push to the inbox, unless it would be the last one (or the occupancy is
@@ -72,9 +81,9 @@ class PoolOccupancy {
   }
 
   const std::size_t capacity_;
-  alignas(64) std::atomic<std::size_t> admitted_{0};
-  std::atomic<std::size_t> taken_seen_{0};  // An earlier value of taken_ (see reserve()).
-  alignas(64) std::atomic<std::size_t> taken_{0};
+  alignas(64) Atomic<std::size_t> admitted_;
+  Atomic<std::size_t> taken_seen_;  // An earlier value of taken_ (see reserve()).
+  alignas(64) Atomic<std::size_t> taken_;
 };
 
 }  // namespace bubble::detail
