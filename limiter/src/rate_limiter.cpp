@@ -37,7 +37,7 @@ RateLimiter::RateLimiter(Pool& pool, int n, Duration interval)
       id_(rt_->new_object_id()),
       mu_("rate_limiter.lock", *rt_),
       cv_("rate_limiter.tokens", *rt_),
-      state_(static_cast<std::uint32_t>(n_)),
+      state_("rate_limiter.state", static_cast<std::uint32_t>(n_)),
       start_(rt_->now()),
       ticker_("rate_limiter.refill", interval_, *rt_) {
   auto [ctx, cancel] = Context::with_cancel(Context::background());
@@ -89,15 +89,22 @@ std::error_code RateLimiter::submit(const Context& ctx, Job job, JobOptions opts
     set_tokens_locked(tokens_locked() - 1);
     issued = topped_up_interval_;
   }
+  // The context may have ended since the token was taken (another thread cancels it while this
+  // one holds the token): the job will never reach the pool, so the token goes back under the
+  // refund rule, as for a job the pool refuses.
+  if (ctx.done()) {
+    refund(issued, where);
+    return ctx.err();
+  }
   const std::error_code ec = pool_->submit(ctx, std::move(job), std::move(opts), where);
   if (pool_rejected(ec)) refund(issued, where);
   return ec;
 }
 
 std::error_code RateLimiter::try_submit(Job job, JobOptions opts, SourceLocation where) {
-  if (rt_->controlled()) rt_->schedule_point({"RateLimiter::try_submit", id_, where});
-  // Fast path: refusals need no lock (one load gives a consistent snapshot).
-  const std::uint32_t state = state_.load(std::memory_order_acquire);
+  // Fast path: refusals need no lock (one load gives a consistent snapshot). In a bubble the load
+  // is the call's scheduling point.
+  const std::uint32_t state = state_.load(std::memory_order_acquire, where);
   if ((state & kStopped) != 0) return errc::limiter_stopped;
   if (state == 0) return errc::rate_limited;
   std::int64_t issued = 0;  // The interval whose token this call spends.
@@ -131,7 +138,7 @@ void RateLimiter::stop(SourceLocation where) {
   {
     std::lock_guard<Mutex> lock(mu_);
     if (stopped_locked()) return;
-    state_.fetch_or(kStopped, std::memory_order_release);
+    state_.fetch_or(kStopped, std::memory_order_release, where);
     cv_.notify_all(where);
   }
   stop_cancel_();

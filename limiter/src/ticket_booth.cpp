@@ -28,7 +28,11 @@ Duration checked_interval(Duration window, int n) {
 }  // namespace
 
 TicketBooth::TicketBooth(Duration window, int n, const Context& ctx, Runtime& rt)
-    : rt_(&rt), interval_(checked_interval(window, n)), tickets_("ticket_booth.tickets", 0, rt) {
+    : rt_(&rt),
+      interval_(checked_interval(window, n)),
+      tickets_("ticket_booth.tickets", 0, rt),
+      taken_("ticket_booth.taken", 0),
+      stopping_("ticket_booth.stopping", false) {
   auto [child, cancel] = Context::with_cancel(ctx);
   ctx_ = std::move(child);
   cancel_ = std::move(cancel);
@@ -59,7 +63,7 @@ void TicketBooth::run() {
 std::error_code TicketBooth::take(const Context& ctx, SourceLocation where) {
   Result<std::uint64_t> ticket = tickets_.receive(ctx, where);
   if (ticket) {
-    taken_.fetch_add(1, std::memory_order_relaxed);
+    taken_.fetch_add(1, std::memory_order_relaxed, where);
     return {};
   }
   if (ticket.error() == errc::closed) return errc::limiter_stopped;
@@ -69,7 +73,7 @@ std::error_code TicketBooth::take(const Context& ctx, SourceLocation where) {
 void TicketBooth::stop(SourceLocation where) {
   cancel_();
   // Only the first call joins (Thread is not thread-safe); later calls find the booth stopping.
-  if (!stopping_.exchange(true, std::memory_order_acq_rel)) thread_.join(where);
+  if (!stopping_.exchange(true, std::memory_order_acq_rel, where)) thread_.join(where);
 }
 
 }  // namespace bubble

@@ -249,6 +249,7 @@ TEST(RateLimiter, RefundedTokenIsNotLostWhenItsWaiterGivesUp) {
   std::vector<Strategy> strategies{Strategy::fifo()};
   for (std::uint64_t seed = 1; seed <= 40; ++seed) strategies.push_back(Strategy::random(seed));
   for (const Strategy& strategy : strategies) {
+    SCOPED_TRACE(strategy.to_string());
     Options options;
     options.strategy = strategy;
     run(options, [](Runtime& rt) {

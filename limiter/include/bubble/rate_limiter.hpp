@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <system_error>
 
+#include <bubble/atomic.hpp>
 #include <bubble/cond_var.hpp>
 #include <bubble/context.hpp>
 #include <bubble/job.hpp>
@@ -66,7 +67,9 @@ class RateLimiter {
   // - {} when the pool accepted the job;
   // - errc::limiter_stopped if the limiter is stopped, or is stopped while this call waits for a
   //   token (nothing is spent; the job is not submitted);
-  // - ctx.err() if ctx is already done, or ends while waiting for a token (nothing is spent);
+  // - ctx.err() if ctx is already done, or ends while waiting for a token (nothing is spent), or
+  //   ends after the token was taken but before the job reached the pool (the token is refunded
+  //   under the refund rule);
   // - the pool's error otherwise (errc::closed, errc::tenant_limit: the token is refunded under
   //   the refund rule;
   //   ctx.err() while waiting for room in the pool: the token stays spent).
@@ -92,9 +95,9 @@ class RateLimiter {
   // (it does not wait for submits already handed to the pool).
   void stop(SourceLocation where = SourceLocation::current());
 
-  // True once stop() has been called. Lock-free; not a scheduling point.
+  // True once stop() has been called. Lock-free; a scheduling point in a bubble.
   bool stopped() const;
-  // The tokens in the bucket now (0..n). A snapshot; lock-free; not a scheduling point.
+  // The tokens in the bucket now (0..n). A snapshot; lock-free; a scheduling point in a bubble.
   int available() const;
   // The bucket size n and the refill interval.
   int capacity() const noexcept { return n_; }
@@ -117,19 +120,16 @@ class RateLimiter {
   mutable Mutex mu_;
   CondVar cv_;  // Signalled when a token is added or the limiter stops.
   // The tokens (low bits) and the stopped flag (kStopped): written only under mu_, read without
-  // it by try_submit's fast path, so one load gives a consistent snapshot of both.
+  // it by try_submit's fast path, so one load gives a consistent snapshot of both. An Atomic: in a
+  // bubble the lock-free reads and the writes are scheduling points (the reads under mu_ are not:
+  // nothing else writes meanwhile).
   static constexpr std::uint32_t kStopped = 1u << 31;
-  std::atomic<std::uint32_t> state_;
-  int tokens_locked() const noexcept {
-    return static_cast<int>(state_.load(std::memory_order_relaxed) & ~kStopped);
-  }
-  bool stopped_locked() const noexcept {
-    return (state_.load(std::memory_order_relaxed) & kStopped) != 0;
-  }
+  Atomic<std::uint32_t> state_;
+  int tokens_locked() const noexcept { return static_cast<int>(state_.unsync_load() & ~kStopped); }
+  bool stopped_locked() const noexcept { return (state_.unsync_load() & kStopped) != 0; }
   void set_tokens_locked(int tokens) noexcept {
-    state_.store(
-        (state_.load(std::memory_order_relaxed) & kStopped) | static_cast<std::uint32_t>(tokens),
-        std::memory_order_release);
+    state_.store((state_.unsync_load() & kStopped) | static_cast<std::uint32_t>(tokens),
+                 std::memory_order_release);
   }
   const TimePoint start_;                // Construction time: interval boundaries count from it.
   std::int64_t topped_up_interval_ = 0;  // The last k whose boundary topped the bucket up (mu_).

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <system_error>
 
+#include <bubble/atomic.hpp>
 #include <bubble/channel.hpp>
 #include <bubble/context.hpp>
 #include <bubble/runtime.hpp>
@@ -54,7 +55,7 @@ class TicketBooth {
 
   // window / n: the least time between two tickets.
   Duration interval() const noexcept { return interval_; }
-  // The number of tickets taken so far. A snapshot.
+  // The number of tickets taken so far. A snapshot; a scheduling point in a bubble.
   std::uint64_t taken() const noexcept { return taken_.load(std::memory_order_relaxed); }
 
  private:
@@ -65,8 +66,8 @@ class TicketBooth {
   Channel<std::uint64_t> tickets_;  // Unbuffered: a ticket is handed to one taker.
   Context ctx_;                     // Child of the constructor's ctx; ended by stop().
   CancelFunc cancel_;
-  std::atomic<std::uint64_t> taken_{0};
-  std::atomic<bool> stopping_{false};  // Set by the first stop(), which joins thread_.
+  Atomic<std::uint64_t> taken_;
+  Atomic<bool> stopping_;  // Set by the first stop(), which joins thread_.
   Thread thread_;
 };
 
