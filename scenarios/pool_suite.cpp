@@ -1,6 +1,7 @@
 // Scenario suite "pool": properties of the worker pool over generated workloads, shutdown moments
 // and schedules, each run in a bubble (exact virtual time), and a model-based test of the pool's
 // admission and shutdown against a pure model.
+#include <bubble/scenarios/pool_burst.hpp>
 #include <bubble/scenarios/pool_model.hpp>
 #include <bubble/scenarios/pool_properties.hpp>
 #include <bubble/scenarios/property.hpp>
@@ -40,6 +41,18 @@ SuiteResult run_pool_suite(const SuiteOptions& options, std::ostream& log) {
   // result, the queue depth, the busy workers and each job's outcome (pool_model.hpp).
   check_property(suite, "the pool agrees with its model, command by command", options, result, log,
                  [impl] { check_pool_against_model(impl); });
+  // Property: whatever the burst of concurrent submits and try_submits (several submitters
+  // pushing at once while the workers take, the inbox's ring wrapping around many times), every
+  // accepted job runs exactly once, a refused one never; no accepted job waits while a worker is
+  // idle; the queue never holds more than its capacity; with one worker each submitter's jobs
+  // start in its order; shutdown then closes the pool (pool_burst.hpp).
+  check_property(suite, "a burst of concurrent submits: each job once, in order, never idle",
+                 options, result, log, [] { check_burst_case(testing::draw(burst_case())); });
+  // Property: while no job can be taken (every worker holds a job waiting for a gate), racing
+  // try_submits fill the queue to exactly its capacity, never more and no slot lost; once the
+  // gate opens, every accepted job runs exactly once.
+  check_property(suite, "racing try_submits fill a stalled pool to exactly its capacity", options,
+                 result, log, [] { check_stall_case(testing::draw(stall_case())); });
   return result;
 }
 
