@@ -1,4 +1,6 @@
-#include "caller.hpp"
+// Where a call came from (detail/caller_location.hpp).
+
+#include <bubble/detail/caller_location.hpp>
 
 #include <dlfcn.h>
 
@@ -13,7 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace bubble::interpose::detail {
+namespace bubble::detail {
 namespace {
 
 // The table of texts made so far, keyed by (entry point, return address). Never destroyed: the
@@ -44,37 +46,38 @@ struct TableLock {
   TableLock& operator=(const TableLock&) = delete;
 };
 
-std::string describe(const char* entry_point, const void* return_address) {
+}  // namespace
+
+std::string module_offset_text(const void* return_address) {
   // The call instruction ends just before the return address: one byte back is inside it, which
   // is what symbolizers look up (the return address itself may be the next line's).
   const auto address = reinterpret_cast<std::uintptr_t>(return_address) - 1;
-  std::string text = std::string(entry_point) + " called from ";
   char buffer[64];
   Dl_info info{};
   if (dladdr(reinterpret_cast<const void*>(address), &info) != 0 && info.dli_fname != nullptr &&
       info.dli_fname[0] != '\0') {
     const char* slash = std::strrchr(info.dli_fname, '/');
-    text += slash != nullptr ? slash + 1 : info.dli_fname;
     std::snprintf(buffer, sizeof buffer, "+0x%" PRIxPTR,
                   address - reinterpret_cast<std::uintptr_t>(info.dli_fbase));
-  } else {
-    std::snprintf(buffer, sizeof buffer, "0x%" PRIxPTR, address);
+    return std::string(slash != nullptr ? slash + 1 : info.dli_fname) + buffer;
   }
-  return text + buffer;
+  std::snprintf(buffer, sizeof buffer, "0x%" PRIxPTR, address);
+  return buffer;
 }
-
-}  // namespace
 
 SourceLocation caller_location(const char* entry_point, const void* return_address) noexcept {
   try {
     TableLock lock;
     if (table == nullptr) table = new Table;
     auto& text = (*table)[Key{entry_point, return_address}];
-    if (!text) text = std::make_unique<std::string>(describe(entry_point, return_address));
+    if (!text) {
+      text = std::make_unique<std::string>(std::string(entry_point) + " called from " +
+                                           module_offset_text(return_address));
+    }
     return SourceLocation::current(text->c_str(), 0, entry_point);
   } catch (const std::bad_alloc&) {
     return SourceLocation::current("", 0, entry_point);
   }
 }
 
-}  // namespace bubble::interpose::detail
+}  // namespace bubble::detail
