@@ -49,6 +49,8 @@ void Bubble::wait(SourceLocation where) {
     }
   } reset{this};
   park(w, kNoDeadline, WaitInfo{"bubble::wait", 0, where});
+  // What the other threads did before they blocked happens before wait() returns.
+  if (races_) races_->waited(race_thread());
 }
 
 }  // namespace engine

@@ -27,11 +27,21 @@ void Bubble::atomic_point(const void* object, detail::AtomicSource source, detai
                           std::memory_order order, SourceLocation where) noexcept {
   const std::uint64_t id = object != nullptr ? atomic_object(object).id : 0;
   schedule_point(WaitInfo{detail::atomic_op_text(source, op, order), id, where});
+  if (races_ && op != detail::AtomicOp::compare_exchange_weak &&
+      op != detail::AtomicOp::compare_exchange_strong) [[unlikely]] {
+    races_->atomic(race_thread(), object, op, order);
+  }
 }
 
-void Bubble::atomic_cas_outcome(const void* /*object*/, bool /*exchanged*/,
-                                std::memory_order /*success*/,
-                                std::memory_order /*failure*/) noexcept {}
+void Bubble::atomic_cas_outcome(const void* object, bool exchanged, std::memory_order success,
+                                std::memory_order failure) noexcept {
+  if (races_) races_->cas_outcome(race_thread(), object, exchanged, success, failure);
+}
+
+void Bubble::atomic_order_only(const void* object, detail::AtomicOp op,
+                               std::memory_order order) noexcept {
+  if (races_) races_->atomic(race_thread(), object, op, order);
+}
 
 void Bubble::atomic_name(const void* object, std::string_view name) {
   AtomicObject& a = atomics_[object];
@@ -43,6 +53,7 @@ void Bubble::atomic_forget(const void* object) noexcept {
   if (it == atomics_.end() || !it->second.waiters.empty()) return;
   if (last_atomic_address_ == object) last_atomic_address_ = nullptr;
   atomics_.erase(it);
+  if (races_) races_->atomic_forgotten(object);
 }
 
 void Bubble::atomic_park(const void* object, SourceLocation where) {
@@ -87,6 +98,10 @@ void atomic_point(const void* object, AtomicSource source, AtomicOp op, std::mem
 void atomic_cas_outcome(const void* object, bool exchanged, std::memory_order success,
                         std::memory_order failure) noexcept {
   if (engine::Bubble* b = tl_bubble) b->atomic_cas_outcome(object, exchanged, success, failure);
+}
+
+void atomic_order_only(const void* object, AtomicOp op, std::memory_order order) noexcept {
+  if (engine::Bubble* b = tl_bubble) b->atomic_order_only(object, op, order);
 }
 
 void atomic_name(const void* object, std::string_view name) {

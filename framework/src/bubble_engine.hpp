@@ -42,6 +42,7 @@
 
 #include "bubble_os_thread.hpp"
 #include "bubble_picks.hpp"
+#include "bubble_races.hpp"
 #include "bubble_report.hpp"
 #include "bubble_run_queue.hpp"
 #include "bubble_scheduler.hpp"
@@ -260,13 +261,22 @@ class Bubble final : public Runtime {
                     std::memory_order order, SourceLocation where) noexcept;
   void atomic_cas_outcome(const void* object, bool exchanged, std::memory_order success,
                           std::memory_order failure) noexcept;
+  void atomic_order_only(const void* object, detail::AtomicOp op, std::memory_order order) noexcept;
   void atomic_name(const void* object, std::string_view name);
   void atomic_forget(const void* object) noexcept;
   void atomic_park(const void* object, SourceLocation where);
   void atomic_unpark(const void* object, bool all) noexcept;
+  // Race detection (detail/race_hooks.hpp; bubble_memory.cpp): plain accesses of code compiled
+  // with bubble::instrument, fresh memory, and the shadow call stack. The first access starts
+  // the detector.
+  void memory_access(const void* address, std::size_t size, bool write, const void* pc);
+  void memory_fresh(const void* address, std::size_t size);
+  void function_entry(const void* pc);
+  void function_exit() noexcept;
   std::size_t choose(std::size_t n, const WaitInfo& what) override;
   void yield(SourceLocation where) override;
   std::uint64_t new_object_id() noexcept override { return ++object_ids_; }
+  void synchronize(std::uint64_t object, bool release) override;
   void name_object(std::uint64_t id, std::string_view name) override {
     object_names_.insert_or_assign(id, std::string(name));
     if (trace_) trace_->add_object(id, std::string(name));  // Traces show the names too.
@@ -371,8 +381,18 @@ class Bubble final : public Runtime {
   void fire(const TimerEntry& e);
   bool pop_stale() noexcept;
 
-  // Failures.
-  void fail(std::string message, bool deadlock);
+  // Race detection (bubble_memory.cpp). races_ is null until the first plain access of code
+  // compiled with bubble::instrument; every hook of the engine tests it first.
+  RaceDetector& race_detector();
+  std::uint32_t race_thread() const noexcept {
+    return current_ != nullptr ? static_cast<std::uint32_t>(current_->id) : 0;
+  }
+  void report_race(const Race& race);
+  std::string race_access_lines(const Access& access, const char* which);
+  std::string describe_address(const void* address) const;
+
+  // Failures. `details`, if any, follows the failure's first line (the message and when).
+  void fail(std::string message, bool deadlock, const std::string& details = {});
   void fail_with_exception(BThread* t, std::exception_ptr e);
   std::string thread_report() const;
   std::vector<detail::ReportThread> report_threads() const;
@@ -480,6 +500,15 @@ class Bubble final : public Runtime {
   std::uint64_t steps_since_resume_ = 0;  // Teardown steps since a thread was woken to unwind.
   bool unwind_all_ = false;               // Every thread's blocking calls throw Unwind.
   const std::string* teardown_message_ = nullptr;  // See teardown_message().
+
+  std::unique_ptr<RaceDetector> races_;
+  // A timer callback is running on main: code there is the program's (race detection checks it as
+  // thread 0); the rest of main's code is the engine's own.
+  bool in_timer_callback_ = false;
+  // Whether the running code is the program's: a bubble thread's, or a timer callback's. The
+  // engine's own code may run instrumented copies of the standard library's templates (the linker
+  // keeps one copy of each), whose accesses are not the program's.
+  bool program_running() const noexcept { return current_ != nullptr || in_timer_callback_; }
 
   std::shared_ptr<Trace> trace_;
   bool tracing_ = false;

@@ -78,14 +78,14 @@ std::string Bubble::thread_report() const {
   return detail::format_thread_report(threads);
 }
 
-void Bubble::fail(std::string message, bool deadlock) {
+void Bubble::fail(std::string message, bool deadlock, const std::string& details) {
   if (failed_) return;
   failed_ = true;
   off_fast_path_ = true;
   next_step_event_ = 0;  // See update_next_step_event.
   deadlock_ = deadlock;
   std::string text = "bubble: " + (deadlock ? std::string("deadlock: ") : std::string()) + message +
-                     when() + " in " + name_ + "\n";
+                     when() + " in " + name_ + "\n" + details;
   if (deadlock) {
     const std::vector<detail::ReportThread> threads = report_threads();
     text += detail::cycle_lines({threads, &object_names_, start_});

@@ -9,6 +9,8 @@
 
 #include <bubble/detail/intercept.hpp>
 
+#include "futex.hpp"
+
 namespace bubble::detail {
 namespace {
 
@@ -36,12 +38,20 @@ class EngineCall {
 
 void Baton::wait() noexcept {
   const EngineCall call;
-  turn_.acquire();
+  for (;;) {
+    std::uint32_t posted = 1;
+    if (turn_.compare_exchange_strong(posted, 0, std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+      return;
+    }
+    futex_wait(turn_, 0, nullptr);
+  }
 }
 
 void Baton::post() noexcept {
   const EngineCall call;
-  turn_.release();
+  turn_.store(1, std::memory_order_release);
+  futex_wake_one(turn_);
 }
 
 void hand_over(Baton& self, Baton& to) noexcept {

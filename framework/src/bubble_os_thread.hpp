@@ -13,12 +13,16 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstddef>
-#include <semaphore>
+#include <cstdint>
 
 namespace bubble::detail {
 
-// Where one OS thread waits for the run to be handed to it.
+// Where one OS thread waits for the run to be handed to it: a word that post() sets and wait()
+// takes, with a futex to sleep on. Not std::binary_semaphore: its inline template may be the copy
+// of a user's translation unit compiled with bubble::instrument, whose hooks would see the
+// engine's own hand-over as the program's memory accesses.
 class Baton {
  public:
   // Blocks the calling OS thread until post() has been called, and consumes that post.
@@ -27,7 +31,7 @@ class Baton {
   void post() noexcept;
 
  private:
-  std::binary_semaphore turn_{0};
+  std::atomic<std::uint32_t> turn_{0};  // 1: posted and not yet taken.
 };
 
 // Hands the run from the calling OS thread to the one waiting at `to`, then blocks at `self` until

@@ -212,7 +212,7 @@ void Bubble::unpark(Waiter& waiter) noexcept {
   mark_notified(waiter);
   auto* t = static_cast<BThread*>(thread_slot(waiter));
   if (t == nullptr || t->state != ThreadState::blocked || t->waiter != &waiter) return;
-  if (t->park_timer != 0 || tracing_) [[unlikely]] {
+  if (t->park_timer != 0 || tracing_ || races_) [[unlikely]] {
     unpark_slow(t);
     return;
   }
@@ -220,6 +220,7 @@ void Bubble::unpark(Waiter& waiter) noexcept {
 }
 
 void Bubble::unpark_slow(BThread* t) noexcept {
+  if (races_) races_->woke(race_thread(), static_cast<std::uint32_t>(t->id));
   if (t->park_timer != 0) {
     cancel_timer(t->park_timer);
     t->park_timer = 0;

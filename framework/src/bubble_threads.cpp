@@ -1,6 +1,8 @@
 // The life of a bubble thread: spawn, the body, exit, join and the handle; and the teardown of a
 // failed run, which unwinds the threads that are left.
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -137,6 +139,8 @@ void Bubble::fiber_main(BThread* t) {
 
 Ctx* Bubble::exit_current(BThread* t) {
   t->state = ThreadState::exited;
+  if (races_) [[unlikely]]
+    races_->exited(static_cast<std::uint32_t>(t->id));
   trace(Trace::EventKind::exit, t->id, {}, 0, {});
   step(nullptr);
   while (Waiter* w = t->joiners.pop_front()) unpark(*w);
@@ -198,6 +202,16 @@ void Bubble::enter_os_thread(BThread* t) {
   tl_bubble = this;
   detail::set_current_runtime(this);
   detail::tl_tracing = tracing_;
+  if (races_) [[unlikely]] {
+    // The C library reuses the stacks of ended threads: their accesses are not this one's.
+    pthread_attr_t attr;
+    if (pthread_getattr_np(t->os_thread, &attr) == 0) {
+      void* stack = nullptr;
+      std::size_t size = 0;
+      if (pthread_attr_getstack(&attr, &stack, &size) == 0) races_->forget(stack, size);
+      pthread_attr_destroy(&attr);
+    }
+  }
   if (options_.intercept_std) detail::tl_intercepting_runtime = this;
   const pthread_t self = t->os_thread;
   fiber_main(t);
@@ -258,6 +272,11 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
   }
   live_threads_.push_back(*t);
   ++live_;
+  if (races_) [[unlikely]] {
+    races_->spawned(race_thread(), static_cast<std::uint32_t>(t->id), t->name);
+    // A pooled stack's earlier threads' accesses are not this thread's history.
+    if (t->stack_bottom != nullptr) races_->forget(t->stack_bottom, t->stack_size);
+  }
   if (trace_) {
     trace_->add_thread(t->id, t->name);
     trace(Trace::EventKind::spawn, current_id(), trace_->note(t->name), t->id, where);
@@ -278,13 +297,19 @@ void Bubble::join(BThread* t, SourceLocation where) {
   }
   t->joined = true;
   const WaitInfo what{"Thread::join", t->id, where};
+  // The joiner sees everything the joined thread did (race detection).
+  const auto joined_edge = [&] {
+    if (races_) [[unlikely]]
+      races_->joined(race_thread(), static_cast<std::uint32_t>(t->id));
+  };
   if (current_ == nullptr) {
-    if (t->state == ThreadState::exited) return;
+    if (t->state == ThreadState::exited) return joined_edge();
     throw std::logic_error("bubble: Thread::join of \"" + t->name +
                            "\" would block in a timer callback of " + name_);
   }
   if (t->state == ThreadState::exited) {
     schedule_point(what);
+    joined_edge();
     return;
   }
   Waiter w;
@@ -302,6 +327,7 @@ void Bubble::join(BThread* t, SourceLocation where) {
   }
   self->in_join = false;
   if (w.queued()) t->joiners.remove(w);
+  joined_edge();
 }
 
 void Bubble::release_handle(BThread* t) noexcept {

@@ -102,7 +102,10 @@ void Bubble::free_slot(std::uint32_t slot) noexcept {
 TimerId Bubble::schedule_at(TimePoint deadline, std::function<void()> callback) {
   check_thread("schedule_at");
   if (!callback) throw std::invalid_argument("bubble::Runtime::schedule_at: empty callback");
-  return add_timer(deadline, nullptr, std::move(callback));
+  const TimerId id = add_timer(deadline, nullptr, std::move(callback));
+  if (races_) [[unlikely]]
+    races_->timer_scheduled(race_thread(), id);  // The callback inherits the caller's clock.
+  return id;
 }
 
 bool Bubble::cancel_timer(TimerId id) noexcept {
@@ -115,6 +118,8 @@ bool Bubble::cancel_timer(TimerId id) noexcept {
   if (!s.active || s.seq != probe.seq()) return false;
   std::function<void()> callback = std::move(s.callback);
   free_slot(slot);
+  if (races_) [[unlikely]]
+    races_->timer_cancelled(id);
   // The heap entry stays until it reaches the top (lazy deletion). Destroy the callback last:
   // its destructor may call back into the runtime.
   callback = nullptr;
@@ -184,13 +189,17 @@ void Bubble::fire(const TimerEntry& e) {
   }
   std::function<void()> callback = std::move(s.callback);
   free_slot(e.slot());
+  if (races_) [[unlikely]]
+    races_->timer_fired(e.key);
   trace(Trace::EventKind::timer, 0, {}, e.seq(), {});
+  in_timer_callback_ = true;
   try {
     callback();
     callback = nullptr;
   } catch (...) {
     fail_with_exception(nullptr, std::current_exception());
   }
+  in_timer_callback_ = false;
 }
 
 }  // namespace bubble::engine

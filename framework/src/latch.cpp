@@ -21,7 +21,10 @@ void Latch::count_down(std::ptrdiff_t n, SourceLocation where) {
     throw std::invalid_argument("bubble::Latch::count_down: n must be >= 0, got " +
                                 std::to_string(n));
   }
-  if (rt_->controlled()) rt_->schedule_point({"Latch::count_down", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"Latch::count_down", id_, where});
+    rt_->sync_release(id_);
+  }
   detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (n > count_) {
@@ -34,14 +37,20 @@ void Latch::count_down(std::ptrdiff_t n, SourceLocation where) {
 }
 
 bool Latch::try_wait(SourceLocation where) const {
-  if (rt_->controlled()) rt_->schedule_point({"Latch::try_wait", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"Latch::try_wait", id_, where});
+    rt_->sync_acquire(id_);
+  }
   std::lock_guard guard(spin_);
   return count_ == 0;
 }
 
 void Latch::wait_impl(const char* kind, SourceLocation where) const {
   detail::check_caller(binding_, rt_, "Latch", id_, kind);
-  if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({kind, id_, where});
+    rt_->sync_acquire(id_);
+  }
   Waiter w;
   {
     std::lock_guard guard(spin_);

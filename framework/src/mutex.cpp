@@ -182,6 +182,7 @@ TimePoint Mutex::lock_slow(SourceLocation where) {
 }
 
 void Mutex::acquired_controlled(const char* kind, TimePoint waited_since, SourceLocation where) {
+  rt_->sync_acquire(id_);
   const TimePoint now = rt_->now();
   held_since_ = now;  // For traces and deadlock reports (who holds it, since when).
   if (!detail::tl_tracing) return;
@@ -199,6 +200,7 @@ void Mutex::unlock_controlled(SourceLocation where) {
   }
   Runtime& rt = *rt_;
   const std::uint64_t id = id_;
+  rt.sync_release(id);
   release();
   // A scheduling point after the release: a waiter the release woke (or any other thread) may
   // take the mutex before this thread locks it again. Without it, a thread that unlocks and

@@ -29,7 +29,10 @@ Notification::~Notification() {
 }
 
 void Notification::notify(SourceLocation where) {
-  if (rt_->controlled()) rt_->schedule_point({"Notification::notify", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"Notification::notify", id_, where});
+    rt_->sync_release(id_);
+  }
   detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (notified_.load(std::memory_order_relaxed)) return;
@@ -41,14 +44,20 @@ void Notification::notify(SourceLocation where) {
 }
 
 bool Notification::has_been_notified(SourceLocation where) const {
-  if (rt_->controlled()) rt_->schedule_point({"Notification::has_been_notified", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"Notification::has_been_notified", id_, where});
+    rt_->sync_acquire(id_);
+  }
   return notified_.load(std::memory_order_acquire);
 }
 
 bool Notification::wait_impl(TimePoint deadline, const Context* ctx, const char* kind,
                              SourceLocation where) const {
   detail::check_caller(binding_, rt_, "Notification", id_, kind);
-  if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({kind, id_, where});
+    rt_->sync_acquire(id_);
+  }
   if (notified_.load(std::memory_order_acquire)) return true;
   if (ctx != nullptr && ctx->done()) return false;
   Waiter w;

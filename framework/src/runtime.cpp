@@ -77,6 +77,8 @@ Runtime::~Runtime() {
 
 void Runtime::name_object(std::uint64_t /*id*/, std::string_view /*name*/) {}
 
+void Runtime::synchronize(std::uint64_t /*object*/, bool /*release*/) {}
+
 namespace detail {
 
 constinit thread_local std::uint64_t tl_controlled_serial = 0;

@@ -65,6 +65,23 @@ bool ready(const SelectCase& c) noexcept {
   return false;
 }
 
+// Race detection's view of a select over channels: as a channel operation is (Channel's
+// RaceSection), a critical section of each channel's lock, all of them held together. Acquires
+// every channel when the select starts and after its wait, releases every one before the wait and
+// when it ends. Does nothing unless the runtime checks races.
+void synchronize_channels(Runtime& rt, const SelectCase* cases, const WaitInfo* parts,
+                          std::size_t n, bool release) {
+  if (!rt.checks_races()) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!is_channel_case(cases[i])) continue;
+    if (release) {
+      rt.sync_release(parts[i].object_id);
+    } else {
+      rt.sync_acquire(parts[i].object_id);
+    }
+  }
+}
+
 bool complete(SelectCase& c, WakeList& wake) noexcept {
   switch (c.kind) {
     case SelectCaseKind::receive:
@@ -85,6 +102,7 @@ std::size_t run_select(SelectCase* cases, std::size_t n, bool has_default, std::
   Runtime& rt = current_runtime();
   const WaitInfo point{"select", 0, where};
   if (rt.controlled()) rt.schedule_point(point);
+  synchronize_channels(rt, cases, parts, n, false);
 
   // The channel cases, sorted by channel address (insertion sort: a handful of cases).
   std::size_t m = 0;
@@ -112,11 +130,17 @@ std::size_t run_select(SelectCase* cases, std::size_t n, bool has_default, std::
       for (std::size_t i = 0; i < n; ++i) {
         if (!ready(cases[i])) continue;
         if (k-- != 0) continue;
-        if (complete(cases[i], woken)) return i;
+        if (complete(cases[i], woken)) {
+          synchronize_channels(rt, cases, parts, n, true);
+          return i;
+        }
         break;  // A waiting select was claimed by another waker meanwhile: poll again.
       }
     }
-    if (has_default) return n;
+    if (has_default) {
+      synchronize_channels(rt, cases, parts, n, true);
+      return n;
+    }
     rt.prepare(wake);
     for (std::size_t j = 0; j < m; ++j) {
       SelectCase& c = cases[order[j]];
@@ -150,6 +174,7 @@ std::size_t run_select(SelectCase* cases, std::size_t n, bool has_default, std::
         if (claim_waiter(c.waiter)) rt.unpark(wake_target(c.waiter));
       });
     }
+    synchronize_channels(rt, cases, parts, n, true);  // Leaving the channels to wait.
     while (rt.park(wake, kNoDeadline, what) != ParkResult::notified) {
     }
   } catch (...) {
@@ -157,6 +182,8 @@ std::size_t run_select(SelectCase* cases, std::size_t n, bool has_default, std::
     throw;
   }
   cleanup();
+  synchronize_channels(rt, cases, parts, n, false);
+  synchronize_channels(rt, cases, parts, n, true);
   for (std::size_t i = 0; i < n; ++i) {
     if (&cases[i].waiter == claim.winner) return i;
   }

@@ -32,7 +32,10 @@ Semaphore::Semaphore(std::string_view name, std::ptrdiff_t initial, Runtime& rt)
 int Semaphore::acquire_impl(TimePoint deadline, const Context* ctx, const char* kind,
                             SourceLocation where) {
   detail::check_caller(binding_, rt_, "Semaphore", id_, kind);
-  if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({kind, id_, where});
+    rt_->sync_acquire(id_);
+  }
   if (ctx != nullptr && ctx->done()) return kEnded;
   Waiter w;
   {
@@ -67,7 +70,10 @@ std::error_code Semaphore::acquire(const Context& ctx, SourceLocation where) {
 }
 
 bool Semaphore::try_acquire(SourceLocation where) {
-  if (rt_->controlled()) rt_->schedule_point({"Semaphore::try_acquire", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"Semaphore::try_acquire", id_, where});
+    rt_->sync_acquire(id_);
+  }
   std::lock_guard guard(spin_);
   if (count_ == 0) return false;
   --count_;
@@ -88,7 +94,10 @@ void Semaphore::release(std::ptrdiff_t n, SourceLocation where) {
     throw std::invalid_argument("bubble::Semaphore: release count must be >= 0, got " +
                                 std::to_string(n));
   }
-  if (rt_->controlled()) rt_->schedule_point({"Semaphore::release", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"Semaphore::release", id_, where});
+    rt_->sync_release(id_);
+  }
   detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   // Waiters exist only while count_ == 0, so this checks the count the release would leave.

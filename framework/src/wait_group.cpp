@@ -15,7 +15,10 @@ WaitGroup::WaitGroup(std::string_view name, Runtime& rt)
     : rt_(&rt), binding_(detail::binding_of(rt)), id_(rt.new_object_id(name)) {}
 
 void WaitGroup::add_impl(std::int64_t delta, const char* kind, SourceLocation where) {
-  if (rt_->controlled()) rt_->schedule_point({kind, id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({kind, id_, where});
+    rt_->sync_release(id_);
+  }
   detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (delta < 0 ? count_ < -delta : delta > std::numeric_limits<std::int64_t>::max() - count_) {
@@ -38,7 +41,10 @@ void WaitGroup::done(SourceLocation where) {
 
 void WaitGroup::wait(SourceLocation where) {
   detail::check_caller(binding_, rt_, "WaitGroup", id_, "WaitGroup::wait");
-  if (rt_->controlled()) rt_->schedule_point({"WaitGroup::wait", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"WaitGroup::wait", id_, where});
+    rt_->sync_acquire(id_);
+  }
   Waiter w;
   {
     std::lock_guard guard(spin_);

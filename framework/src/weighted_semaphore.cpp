@@ -69,7 +69,10 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
                                            SourceLocation where) {
   detail::check_caller(binding_, rt_, "WeightedSemaphore", id_, "WeightedSemaphore::acquire");
   check_weight("acquire", n);
-  if (rt_->controlled()) rt_->schedule_point({"WeightedSemaphore::acquire", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"WeightedSemaphore::acquire", id_, where});
+    rt_->sync_acquire(id_);
+  }
   // A context that ended before the call fails it, even if the units are free (Go does the same
   // since golang/go#63615).
   if (ctx.done()) return detail::ended_error(ctx.err());
@@ -112,7 +115,10 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
 
 bool WeightedSemaphore::try_acquire(std::int64_t n, SourceLocation where) {
   check_weight("try_acquire", n);
-  if (rt_->controlled()) rt_->schedule_point({"WeightedSemaphore::try_acquire", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"WeightedSemaphore::try_acquire", id_, where});
+    rt_->sync_acquire(id_);
+  }
   std::lock_guard guard(spin_);
   if (size_ - cur_ < n || !queue_.empty()) return false;
   cur_ += n;
@@ -124,7 +130,10 @@ void WeightedSemaphore::release(std::int64_t n, SourceLocation where) {
     throw std::invalid_argument("bubble::WeightedSemaphore::release: weight must be >= 0, got " +
                                 std::to_string(n));
   }
-  if (rt_->controlled()) rt_->schedule_point({"WeightedSemaphore::release", id_, where});
+  if (rt_->controlled()) {
+    rt_->schedule_point({"WeightedSemaphore::release", id_, where});
+    rt_->sync_release(id_);
+  }
   detail::WakeList wake(*rt_);  // Unparks after the guard has released spin_.
   std::lock_guard guard(spin_);
   if (n > cur_) {

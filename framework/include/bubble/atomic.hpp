@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include <bubble/detail/atomic_hooks.hpp>
+#include <bubble/detail/not_instrumented.hpp>
 #include <bubble/source_location.hpp>
 
 namespace bubble {
@@ -60,68 +61,69 @@ class Atomic {
   static constexpr bool is_always_lock_free = std::atomic<T>::is_always_lock_free;
 
   constexpr Atomic() noexcept(std::is_nothrow_default_constructible_v<T>) = default;
-  constexpr Atomic(T desired) noexcept : value_(desired) {}  // NOLINT: as std::atomic.
+  BUBBLE_NOT_INSTRUMENTED constexpr Atomic(T desired) noexcept
+      : value_(desired) {}  // NOLINT: as std::atomic.
   // An atomic called `name` in traces and reports (the name is kept only when constructed inside
   // a bubble thread; objects made outside a bubble are unnamed in its reports).
-  Atomic(std::string_view name, T desired) : value_(desired) {
+  BUBBLE_NOT_INSTRUMENTED Atomic(std::string_view name, T desired) : value_(desired) {
     if (detail::in_controlled_thread()) [[unlikely]]
       detail::atomic_name(this, name);
   }
-  ~Atomic() {
+  BUBBLE_NOT_INSTRUMENTED ~Atomic() {
     if (detail::in_controlled_thread()) [[unlikely]]
       detail::atomic_forget(this);
   }
   Atomic(const Atomic&) = delete;
   Atomic& operator=(const Atomic&) = delete;
 
-  bool is_lock_free() const noexcept { return value_.is_lock_free(); }
+  BUBBLE_NOT_INSTRUMENTED bool is_lock_free() const noexcept { return value_.is_lock_free(); }
 
-  T load(std::memory_order order = std::memory_order_seq_cst,
-         SourceLocation where = SourceLocation::current()) const noexcept {
+  BUBBLE_NOT_INSTRUMENTED T load(std::memory_order order = std::memory_order_seq_cst,
+                                 SourceLocation where = SourceLocation::current()) const noexcept {
     point(detail::AtomicOp::load, order, where);
     return value_.load(order);
   }
-  void store(T desired, std::memory_order order = std::memory_order_seq_cst,
-             SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED void store(T desired, std::memory_order order = std::memory_order_seq_cst,
+                                     SourceLocation where = SourceLocation::current()) noexcept {
     point(detail::AtomicOp::store, order, where);
     value_.store(desired, order);
   }
-  T exchange(T desired, std::memory_order order = std::memory_order_seq_cst,
-             SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED T exchange(T desired, std::memory_order order = std::memory_order_seq_cst,
+                                     SourceLocation where = SourceLocation::current()) noexcept {
     point(detail::AtomicOp::exchange, order, where);
     return value_.exchange(desired, order);
   }
 
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order success,
-                             std::memory_order failure,
-                             SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED bool compare_exchange_weak(
+      T& expected, T desired, std::memory_order success, std::memory_order failure,
+      SourceLocation where = SourceLocation::current()) noexcept {
     if (!detail::in_controlled_thread()) [[likely]]
       return value_.compare_exchange_weak(expected, desired, success, failure);
     return cas_in_bubble<true>(expected, desired, success, failure, where);
   }
-  bool compare_exchange_weak(T& expected, T desired,
-                             std::memory_order order = std::memory_order_seq_cst,
-                             SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED bool compare_exchange_weak(
+      T& expected, T desired, std::memory_order order = std::memory_order_seq_cst,
+      SourceLocation where = SourceLocation::current()) noexcept {
     return compare_exchange_weak(expected, desired, order, failure_order(order), where);
   }
-  bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
-                               std::memory_order failure,
-                               SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED bool compare_exchange_strong(
+      T& expected, T desired, std::memory_order success, std::memory_order failure,
+      SourceLocation where = SourceLocation::current()) noexcept {
     if (!detail::in_controlled_thread()) [[likely]]
       return value_.compare_exchange_strong(expected, desired, success, failure);
     return cas_in_bubble<false>(expected, desired, success, failure, where);
   }
-  bool compare_exchange_strong(T& expected, T desired,
-                               std::memory_order order = std::memory_order_seq_cst,
-                               SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED bool compare_exchange_strong(
+      T& expected, T desired, std::memory_order order = std::memory_order_seq_cst,
+      SourceLocation where = SourceLocation::current()) noexcept {
     return compare_exchange_strong(expected, desired, order, failure_order(order), where);
   }
 
   // Blocks while the value equals `old` (compared as std::atomic::wait compares), until a notify
   // finds it changed. In a bubble the thread is parked on this atomic ("Atomic::wait" in
   // deadlock reports); it may throw bubble::Unwind there, as every blocking call of a bubble may.
-  void wait(T old, std::memory_order order = std::memory_order_seq_cst,
-            SourceLocation where = SourceLocation::current()) const {
+  BUBBLE_NOT_INSTRUMENTED void wait(T old, std::memory_order order = std::memory_order_seq_cst,
+                                    SourceLocation where = SourceLocation::current()) const {
     if (!detail::in_controlled_thread()) [[likely]] {
       value_.wait(old, order);
       return;
@@ -130,7 +132,8 @@ class Atomic {
                          where);
     while (same_value(value_.load(order), old)) detail::atomic_park(this, where);
   }
-  void notify_one(SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED void notify_one(
+      SourceLocation where = SourceLocation::current()) noexcept {
     if (!detail::in_controlled_thread()) [[likely]] {
       value_.notify_one();
       return;
@@ -139,7 +142,8 @@ class Atomic {
                          std::memory_order_relaxed, where);
     detail::atomic_unpark(this, false);
   }
-  void notify_all(SourceLocation where = SourceLocation::current()) noexcept {
+  BUBBLE_NOT_INSTRUMENTED void notify_all(
+      SourceLocation where = SourceLocation::current()) noexcept {
     if (!detail::in_controlled_thread()) [[likely]] {
       value_.notify_all();
       return;
@@ -152,54 +156,73 @@ class Atomic {
   // A load that is not a scheduling point and adds no happens-before edge: only for a caller
   // that holds the lock under which every store to this atomic is made (or otherwise knows that
   // no other thread stores meanwhile).
-  T unsync_load() const noexcept { return value_.load(std::memory_order_relaxed); }
+  BUBBLE_NOT_INSTRUMENTED T unsync_load() const noexcept {
+    return value_.load(std::memory_order_relaxed);
+  }
 
   // --- Arithmetic and bitwise read-modify-writes, as std::atomic has them ------------------
 
-  T fetch_add(Operand v, std::memory_order order = std::memory_order_seq_cst,
-              SourceLocation where = SourceLocation::current()) noexcept
+  BUBBLE_NOT_INSTRUMENTED T fetch_add(Operand v,
+                                      std::memory_order order = std::memory_order_seq_cst,
+                                      SourceLocation where = SourceLocation::current()) noexcept
       requires(kArithmetic || kPointer) {
     point(detail::AtomicOp::fetch_add, order, where);
     return value_.fetch_add(v, order);
   }
-  T fetch_sub(Operand v, std::memory_order order = std::memory_order_seq_cst,
-              SourceLocation where = SourceLocation::current()) noexcept
+  BUBBLE_NOT_INSTRUMENTED T fetch_sub(Operand v,
+                                      std::memory_order order = std::memory_order_seq_cst,
+                                      SourceLocation where = SourceLocation::current()) noexcept
       requires(kArithmetic || kPointer) {
     point(detail::AtomicOp::fetch_sub, order, where);
     return value_.fetch_sub(v, order);
   }
-  T fetch_and(T v, std::memory_order order = std::memory_order_seq_cst,
-              SourceLocation where = SourceLocation::current()) noexcept requires kIntegral {
+  BUBBLE_NOT_INSTRUMENTED T
+  fetch_and(T v, std::memory_order order = std::memory_order_seq_cst,
+            SourceLocation where = SourceLocation::current()) noexcept requires kIntegral {
     point(detail::AtomicOp::fetch_and, order, where);
     return value_.fetch_and(v, order);
   }
-  T fetch_or(T v, std::memory_order order = std::memory_order_seq_cst,
-             SourceLocation where = SourceLocation::current()) noexcept requires kIntegral {
+  BUBBLE_NOT_INSTRUMENTED T
+  fetch_or(T v, std::memory_order order = std::memory_order_seq_cst,
+           SourceLocation where = SourceLocation::current()) noexcept requires kIntegral {
     point(detail::AtomicOp::fetch_or, order, where);
     return value_.fetch_or(v, order);
   }
-  T fetch_xor(T v, std::memory_order order = std::memory_order_seq_cst,
-              SourceLocation where = SourceLocation::current()) noexcept requires kIntegral {
+  BUBBLE_NOT_INSTRUMENTED T
+  fetch_xor(T v, std::memory_order order = std::memory_order_seq_cst,
+            SourceLocation where = SourceLocation::current()) noexcept requires kIntegral {
     point(detail::AtomicOp::fetch_xor, order, where);
     return value_.fetch_xor(v, order);
   }
 
   // --- Operators, sequentially consistent (no source location: they take no extra argument) --
 
-  operator T() const noexcept { return load(); }  // NOLINT: as std::atomic.
-  T operator=(T desired) noexcept {
+  BUBBLE_NOT_INSTRUMENTED operator T() const noexcept { return load(); }  // NOLINT: as std::atomic.
+  BUBBLE_NOT_INSTRUMENTED T operator=(T desired) noexcept {
     store(desired);
     return desired;
   }
-  T operator++() noexcept requires(kIntegral || kPointer) { return fetch_add(1) + 1; }
-  T operator++(int) noexcept requires(kIntegral || kPointer) { return fetch_add(1); }
-  T operator--() noexcept requires(kIntegral || kPointer) { return fetch_sub(1) - 1; }
-  T operator--(int) noexcept requires(kIntegral || kPointer) { return fetch_sub(1); }
-  T operator+=(Operand v) noexcept requires(kArithmetic || kPointer) { return fetch_add(v) + v; }
-  T operator-=(Operand v) noexcept requires(kArithmetic || kPointer) { return fetch_sub(v) - v; }
-  T operator&=(T v) noexcept requires kIntegral { return fetch_and(v) & v; }
-  T operator|=(T v) noexcept requires kIntegral { return fetch_or(v) | v; }
-  T operator^=(T v) noexcept requires kIntegral { return fetch_xor(v) ^ v; }
+  BUBBLE_NOT_INSTRUMENTED T operator++() noexcept requires(kIntegral || kPointer) {
+    return fetch_add(1) + 1;
+  }
+  BUBBLE_NOT_INSTRUMENTED T operator++(int) noexcept requires(kIntegral || kPointer) {
+    return fetch_add(1);
+  }
+  BUBBLE_NOT_INSTRUMENTED T operator--() noexcept requires(kIntegral || kPointer) {
+    return fetch_sub(1) - 1;
+  }
+  BUBBLE_NOT_INSTRUMENTED T operator--(int) noexcept requires(kIntegral || kPointer) {
+    return fetch_sub(1);
+  }
+  BUBBLE_NOT_INSTRUMENTED T operator+=(Operand v) noexcept requires(kArithmetic || kPointer) {
+    return fetch_add(v) + v;
+  }
+  BUBBLE_NOT_INSTRUMENTED T operator-=(Operand v) noexcept requires(kArithmetic || kPointer) {
+    return fetch_sub(v) - v;
+  }
+  BUBBLE_NOT_INSTRUMENTED T operator&=(T v) noexcept requires kIntegral { return fetch_and(v) & v; }
+  BUBBLE_NOT_INSTRUMENTED T operator|=(T v) noexcept requires kIntegral { return fetch_or(v) | v; }
+  BUBBLE_NOT_INSTRUMENTED T operator^=(T v) noexcept requires kIntegral { return fetch_xor(v) ^ v; }
 
  private:
   static constexpr std::memory_order failure_order(std::memory_order order) noexcept {
@@ -209,18 +232,20 @@ class Atomic {
   }
 
   // Compares values as std::atomic::wait does: by their object representations.
-  static bool same_value(const T& a, const T& b) noexcept {
+  BUBBLE_NOT_INSTRUMENTED static bool same_value(const T& a, const T& b) noexcept {
     return __builtin_memcmp(&a, &b, sizeof(T)) == 0;
   }
 
-  void point(detail::AtomicOp op, std::memory_order order, SourceLocation where) const noexcept {
+  BUBBLE_NOT_INSTRUMENTED void point(detail::AtomicOp op, std::memory_order order,
+                                     SourceLocation where) const noexcept {
     if (detail::in_controlled_thread()) [[unlikely]]
       detail::atomic_point(this, detail::AtomicSource::bubble_atomic, op, order, where);
   }
 
   template <bool kWeak>
-  bool cas_in_bubble(T& expected, T desired, std::memory_order success, std::memory_order failure,
-                     SourceLocation where) noexcept {
+  BUBBLE_NOT_INSTRUMENTED bool cas_in_bubble(T& expected, T desired, std::memory_order success,
+                                             std::memory_order failure,
+                                             SourceLocation where) noexcept {
     detail::atomic_point(
         this, detail::AtomicSource::bubble_atomic,
         kWeak ? detail::AtomicOp::compare_exchange_weak : detail::AtomicOp::compare_exchange_strong,

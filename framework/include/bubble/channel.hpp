@@ -115,6 +115,7 @@ class Channel {
                                          SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_send");
     if (rt_->controlled()) rt_->schedule_point({"Channel::try_send", id_, where});
+    const RaceSection section(*this);
     return try_send_from_callback(std::move(value));
   }
 
@@ -148,6 +149,7 @@ class Channel {
   Result<T> try_receive(SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_receive");
     if (rt_->controlled()) rt_->schedule_point({"Channel::try_receive", id_, where});
+    const RaceSection section(*this);
     detail::WakeList wake = wake_list();
     Lock lock(*this);
     if (std::optional<T> v = take_locked(wake)) return std::move(*v);
@@ -161,6 +163,7 @@ class Channel {
   void close(SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::close");
     if (rt_->controlled()) rt_->schedule_point({"Channel::close", id_, where});
+    const RaceSection section(*this);
     // Unparks once the lock is released, or at once in a bubble (a dequeued waiter stays until it
     // is unparked, see await), touching only the waiters and the runtime: a woken thread may
     // destroy the channel as soon as it runs.
@@ -235,6 +238,7 @@ class Channel {
   std::error_code send_in_bubble(T& value, const Context& ctx, SourceLocation where) {
     const WaitInfo what{"Channel::send", id_, where};
     rt_->schedule_point(what);
+    const RaceSection section(*this);
     if (ctx.done()) return ctx.err();
     if (closed_) return errc::closed;
     detail::UnparkAtOnce wake(*rt_);
@@ -259,6 +263,7 @@ class Channel {
     detail::check_caller(binding_, rt_, "Channel", id_, what.kind.data());
     if (binding_ != 0) {  // A bubble, as in send.
       rt_->schedule_point(what);
+      const RaceSection section(*this);
       if (ctx.done()) return ctx.err();
       detail::UnparkAtOnce wake(*rt_);
       if (std::optional<T> v = take_locked(wake)) return std::move(*v);
@@ -403,7 +408,9 @@ class Channel {
                        const WaitInfo& what) {
     ParkResult parked;
     try {
+      rt_->sync_release(id_);  // Leaving the critical section to wait (see RaceSection).
       parked = rt_->park(waiter, deadline, what);
+      rt_->sync_acquire(id_);
     } catch (...) {
       // The bubble unwinds a blocked thread by throwing from park: leave no dead waiter behind.
       Lock lock(*this);
@@ -433,6 +440,23 @@ class Channel {
       }
     }
   }
+
+  // Race detection's model of a channel in a bubble, where it takes no lock: every operation is a
+  // critical section of one lock, as on real threads. Runtime::sync_acquire when an operation
+  // starts and when a wait ends, sync_release when it waits and when it ends, so that whatever a
+  // thread did in or before its operation (values it moved in, waiters it queued) happens before
+  // any later operation on the channel. Does nothing unless the runtime checks races.
+  class RaceSection {
+   public:
+    explicit RaceSection(const Channel& c) : rt_(*c.rt_), id_(c.id_) { rt_.sync_acquire(id_); }
+    ~RaceSection() { rt_.sync_release(id_); }
+    RaceSection(const RaceSection&) = delete;
+    RaceSection& operator=(const RaceSection&) = delete;
+
+   private:
+    Runtime& rt_;
+    const std::uint64_t id_;
+  };
 
   // Guards the channel's state: holds the spin lock on an uncontrolled runtime, and does nothing
   // on a controlled one (a bubble), whose threads run one at a time on one OS thread and switch

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include <bubble/detail/intrusive_list.hpp>
+#include <bubble/detail/not_instrumented.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
@@ -125,11 +126,13 @@ class Context {
   std::uint64_t id() const noexcept;
 
   // True once the context has ended. Never blocks; lock-free.
-  bool done() const noexcept { return state_base()->status.load(std::memory_order_acquire) != 0; }
+  BUBBLE_NOT_INSTRUMENTED bool done() const noexcept {
+    return state_base()->status.load(std::memory_order_acquire) != 0;
+  }
 
   // An empty std::error_code while the context is not done; errc::canceled or
   // errc::deadline_exceeded once it is.
-  std::error_code err() const noexcept {
+  BUBBLE_NOT_INSTRUMENTED std::error_code err() const noexcept {
     const int s = state_base()->status.load(std::memory_order_acquire);
     return s == 0 ? std::error_code{} : make_error_code(static_cast<errc>(s));
   }

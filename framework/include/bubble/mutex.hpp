@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include <bubble/detail/not_instrumented.hpp>
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
@@ -60,7 +61,7 @@ class Mutex {
   // Blocks until the calling thread holds the mutex. Waiting threads are served in FIFO order.
   // Throws std::logic_error, at once, if the calling thread does not run on the mutex's runtime
   // (see "Runtime check" above).
-  void lock(SourceLocation where = SourceLocation::current()) {
+  BUBBLE_NOT_INSTRUMENTED void lock(SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Mutex", id_, "Mutex::lock");
     const void* self = enter("Mutex::lock", where);
     std::uint32_t expected = kUnlocked;
@@ -77,7 +78,8 @@ class Mutex {
 
   // Takes the mutex if it is free and returns true; returns false at once otherwise (also in
   // starvation mode, where a free mutex is reserved for the first waiter). Never blocks.
-  [[nodiscard]] bool try_lock(SourceLocation where = SourceLocation::current()) {
+  [[nodiscard]] BUBBLE_NOT_INSTRUMENTED bool try_lock(
+      SourceLocation where = SourceLocation::current()) {
     const void* self = enter("Mutex::try_lock", where);
     std::uint32_t s = state_.load(std::memory_order_relaxed);
     do {
@@ -98,7 +100,7 @@ class Mutex {
   // release.
   // Throws std::logic_error if the calling thread does not hold the mutex (including when it is
   // not locked at all); the mutex is then left unchanged.
-  void unlock(SourceLocation where = SourceLocation::current()) {
+  BUBBLE_NOT_INSTRUMENTED void unlock(SourceLocation where = SourceLocation::current()) {
     const void* self = enter("Mutex::unlock", where);
     if (owner_.load(std::memory_order_relaxed) != self) [[unlikely]] {
       throw_not_owner();
@@ -136,7 +138,7 @@ class Mutex {
   }
   const void* enter_controlled(const char* kind, SourceLocation where);
   // Frees the mutex (the owner has been checked).
-  void release() {
+  BUBBLE_NOT_INSTRUMENTED void release() {
     owner_.store(nullptr, std::memory_order_relaxed);
     std::uint32_t expected = kLocked;
     if (!state_.compare_exchange_strong(expected, kUnlocked, std::memory_order_release,

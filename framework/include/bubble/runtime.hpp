@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include <bubble/detail/intrusive_list.hpp>
+#include <bubble/detail/not_instrumented.hpp>
 #include <bubble/source_location.hpp>
 #include <bubble/time.hpp>
 
@@ -83,7 +84,9 @@ class Waiter {
   Waiter& operator=(const Waiter&) = delete;
 
   // True once Runtime::unpark has been called on this waiter.
-  bool notified() const noexcept { return notified_.load(std::memory_order_acquire); }
+  BUBBLE_NOT_INSTRUMENTED bool notified() const noexcept {
+    return notified_.load(std::memory_order_acquire);
+  }
 
   // The links of the primitive's wait queue (detail::WaitQueue) while the waiter is in it; only
   // the queue changes them.
@@ -274,6 +277,26 @@ class Runtime {
   // their callers run on their runtime without dereferencing one that may have ended.
   std::uint64_t serial() const noexcept { return serial_; }
 
+  // --- Race detection ----------------------------------------------------------------------
+  // How a primitive's operations synchronize, as race detection sees them (a bubble running code
+  // compiled with bubble::instrument; docs/unmodified-code.md): sync_release(id) as an operation
+  // of the object `id` publishes what the calling thread did before it (unlock, send, notify,
+  // release of permits, count_down, done), sync_acquire(id) once an operation has observed such a
+  // publication (lock, receive, a wait that returns because of one). A wake-up (unpark) is an
+  // edge by itself, so a primitive needs these only where a thread may observe another's
+  // operation without having parked. Inline: one load and a branch, and nothing else unless the
+  // runtime checks races.
+  void sync_release(std::uint64_t object) {
+    if (checks_races_) [[unlikely]]
+      synchronize(object, true);
+  }
+  void sync_acquire(std::uint64_t object) {
+    if (checks_races_) [[unlikely]]
+      synchronize(object, false);
+  }
+  // Whether sync_release and sync_acquire do anything.
+  bool checks_races() const noexcept { return checks_races_; }
+
   // --- Conveniences built on the kernel ----------------------------------------------------
 
   // Blocks the calling thread until now() >= deadline. In a bubble this takes no real time.
@@ -304,6 +327,12 @@ class Runtime {
   // ignores it.
   virtual void name_object(std::uint64_t id, std::string_view name);
 
+  // Records a release (`release`) or an acquire of `object` for race detection; called only
+  // while checks_races() is set. The default does nothing.
+  virtual void synchronize(std::uint64_t object, bool release);
+  // Turns sync_release / sync_acquire on or off.
+  void set_checks_races(bool on) noexcept { checks_races_ = on; }
+
   // Implements spawn (same contract); the only way a runtime starts threads.
   virtual std::unique_ptr<ThreadHandle> do_spawn(std::string name, std::function<void()> body,
                                                  SourceLocation where) = 0;
@@ -314,7 +343,7 @@ class Runtime {
 
   // Accessors for implementations: the thread record bound by prepare(), and the unpark flag.
   static void*& thread_slot(Waiter& w) noexcept { return w.thread_; }
-  static void mark_notified(Waiter& w) noexcept {
+  BUBBLE_NOT_INSTRUMENTED static void mark_notified(Waiter& w) noexcept {
     w.notified_.store(true, std::memory_order_release);
   }
 
@@ -323,6 +352,7 @@ class Runtime {
   static inline thread_local char tl_os_thread_token_ = 0;
 
   const bool controlled_;
+  bool checks_races_ = false;
   const std::uint64_t serial_;
   // The hook of the registry of live runtimes (guarded by the registry's lock, in runtime.cpp).
   detail::ListHook<Runtime> live_hook_;

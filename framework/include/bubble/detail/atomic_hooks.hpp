@@ -61,6 +61,11 @@ void atomic_point(const void* object, AtomicSource source, AtomicOp op, std::mem
 void atomic_cas_outcome(const void* object, bool exchanged, std::memory_order success,
                         std::memory_order failure) noexcept;
 
+// Only the happens-before effect of an atomic operation on `object`, without a scheduling point:
+// for synchronization that uninstrumented code performs and a hook observes from outside (the C++
+// runtime's guard of a static local's initialization).
+void atomic_order_only(const void* object, AtomicOp op, std::memory_order order) noexcept;
+
 // Gives `object` (an atomic constructed in the running bubble) a fresh object id called `name`,
 // shown in traces and reports.
 void atomic_name(const void* object, std::string_view name);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include <bubble/detail/not_instrumented.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/runtime.hpp>
 
@@ -38,7 +39,7 @@ inline void mark_select_waiter(Waiter& w, SelectClaim& claim) noexcept {
 // Claims the select that queued `w` for `w`'s case, if `w` is a select's waiter: true if the
 // claim succeeded (the caller must complete the case and wake wake_target(w)), false if another
 // case of that select won first (the caller must leave `w` alone). True for a plain waiter.
-inline bool claim_waiter(Waiter& w) noexcept {
+BUBBLE_NOT_INSTRUMENTED inline bool claim_waiter(Waiter& w) noexcept {
   SelectClaim* const claim = select_claim_of(w);
   if (claim == nullptr) return true;
   if (claim->claimed.exchange(true, std::memory_order_acq_rel)) return false;
@@ -49,7 +50,7 @@ inline bool claim_waiter(Waiter& w) noexcept {
 // True if `w` can still be completed: a plain waiter, or a select's waiter whose select has not
 // been claimed (a snapshot, exact under the primitive's lock unless another channel's waker
 // claims the select meanwhile).
-inline bool claimable(const Waiter& w) noexcept {
+BUBBLE_NOT_INSTRUMENTED inline bool claimable(const Waiter& w) noexcept {
   const SelectClaim* const claim = select_claim_of(w);
   return claim == nullptr || !claim->claimed.load(std::memory_order_acquire);
 }

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include <bubble/detail/not_instrumented.hpp>
+
 namespace bubble::detail {
 
 // SpinLock guards the short internal critical sections of the primitives (their wait queues and
@@ -19,19 +21,19 @@ namespace bubble::detail {
 // Satisfies Lockable, so std::lock_guard and std::unique_lock work with it.
 class SpinLock {
  public:
-  void lock() noexcept {
+  BUBBLE_NOT_INSTRUMENTED void lock() noexcept {
     std::uint32_t free = kFree;
     if (!word_.compare_exchange_strong(free, kHeld, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
       lock_slow();
     }
   }
-  bool try_lock() noexcept {
+  BUBBLE_NOT_INSTRUMENTED bool try_lock() noexcept {
     std::uint32_t free = kFree;
     return word_.compare_exchange_strong(free, kHeld, std::memory_order_acquire,
                                          std::memory_order_relaxed);
   }
-  void unlock() noexcept {
+  BUBBLE_NOT_INSTRUMENTED void unlock() noexcept {
     if (word_.exchange(kFree, std::memory_order_release) == kSleptOn) wake_one();
   }
 
