@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -113,11 +114,16 @@ TEST(InterposeClock, SleepUntilAndBadArgumentsBehaveAsPosixSays) {
 
 TEST(InterposeClock, YieldLetsTheOtherThreadRunWithoutMovingTime) {
   std::vector<int> order;
+  std::mutex order_lock;  // Two threads append.
+  auto record = [&](int step) {
+    std::lock_guard lock(order_lock);
+    order.push_back(step);
+  };
   const auto result = run_std([&] {
-    std::thread other([&] { order.push_back(2); });
-    order.push_back(1);
+    std::thread other([&] { record(2); });
+    record(1);
     std::this_thread::yield();  // fifo: the other thread runs here
-    order.push_back(3);
+    record(3);
     other.join();
   });
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));

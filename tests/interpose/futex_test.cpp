@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <future>
 #include <latch>
+#include <mutex>
 #include <semaphore>
 #include <string>
 #include <thread>
@@ -90,6 +91,7 @@ TEST(InterposeFutex, AtomicWaitNeverMissesANotifyUnderRandomSchedules) {
 
 TEST(InterposeFutex, CountingSemaphoreAcquiresAndTimesOutAtExactInstants) {
   std::vector<nanoseconds> acquired;
+  std::mutex acquired_lock;  // The takers append.
   run_std([&] {
     std::counting_semaphore<4> slots(0);
     const auto t0 = steady_clock::now();
@@ -99,6 +101,7 @@ TEST(InterposeFutex, CountingSemaphoreAcquiresAndTimesOutAtExactInstants) {
     for (int i = 0; i < 2; ++i) {
       takers.emplace_back([&] {
         slots.acquire();
+        std::lock_guard lock(acquired_lock);
         acquired.push_back(steady_clock::now() - t0);
       });
     }

@@ -23,7 +23,7 @@ using std::chrono::steady_clock;
 
 TEST(InterposeThread, StdThreadsAreBubbleThreadsThatSleepInVirtualTime) {
   std::vector<std::chrono::nanoseconds> woke(3);
-  bool active_inside = false;
+  std::atomic<bool> active_inside{false};  // Written by three threads.
   const auto result = run_std([&] {
     const auto t0 = steady_clock::now();
     std::vector<std::thread> threads;
