@@ -72,12 +72,29 @@ const char* op_entry_point(AtomicOp op) noexcept {
   }
 }
 
+// The location of an atomic operation at return address `pc`: caller_location's, remembered in a
+// small direct-mapped table per OS thread (a loop does the same operation at the same place again
+// and again, and caller_location takes a lock).
+bubble::SourceLocation operation_location(AtomicOp op, const void* pc) noexcept {
+  struct Entry {
+    const void* pc = nullptr;
+    AtomicOp op = AtomicOp::load;
+    bubble::SourceLocation where;
+  };
+  static constinit thread_local Entry table[256];
+  Entry& e = table[(reinterpret_cast<std::uintptr_t>(pc) >> 2) % 256];
+  if (e.pc != pc || e.op != op) {
+    e = Entry{pc, op, bubble::detail::caller_location(op_entry_point(op), pc)};
+  }
+  return e.where;
+}
+
 // The scheduling point (and happens-before effect) of an atomic operation in a bubble, at the
 // instrumented code's return address `pc`.
 [[gnu::noinline]] void point(const volatile void* address, AtomicOp op, std::memory_order order,
                              const void* pc) noexcept {
   bubble::detail::atomic_point(const_cast<const void*>(address), AtomicSource::instrumented, op,
-                               order, bubble::detail::caller_location(op_entry_point(op), pc));
+                               order, operation_location(op, pc));
 }
 
 // 128-bit operations: one lock for all of them, so that no library for wide atomics is needed.
