@@ -107,6 +107,20 @@ Duration trace_now() noexcept {
 
 constinit thread_local Runtime* tl_intercepting_runtime = nullptr;
 
+namespace {
+constinit thread_local FailureObserver tl_failure_observer = nullptr;
+constinit thread_local void* tl_failure_observer_context = nullptr;
+}  // namespace
+
+void set_failure_observer(FailureObserver observer, void* context) noexcept {
+  tl_failure_observer = observer;
+  tl_failure_observer_context = context;
+}
+
+std::pair<FailureObserver, void*> failure_observer() noexcept {
+  return {tl_failure_observer, tl_failure_observer_context};
+}
+
 void** intercepted_thread_slot() noexcept {
   return tl_bubble != nullptr ? tl_bubble->intercept_slot() : nullptr;
 }

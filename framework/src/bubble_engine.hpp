@@ -30,11 +30,13 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <boost/context/fiber.hpp>
 
 #include <bubble/detail/atomic_hooks.hpp>
+#include <bubble/detail/failure_observer.hpp>
 #include <bubble/detail/intercept.hpp>
 #include <bubble/detail/intrusive_list.hpp>
 #include <bubble/detail/wait_queue.hpp>
@@ -154,6 +156,7 @@ struct BThread : Ctx {
   bool unwind = false;          // Torn down: its blocking calls throw Unwind.
   bool unwind_resumed = false;  // The teardown woke it to unwind it (it does so once).
   bool in_join = false;         // Parked in join(): never unwound from there.
+  bool abandoned = false;       // Abandoned by the teardown: never resumed again.
   int unwinds_thrown = 0;
   bool has_handle = true;  // A ThreadHandle refers to this record.
   bool joined = false;
@@ -189,9 +192,13 @@ struct TimerSlot {
 std::string replay_strategy_text(const Strategy& strategy, const Schedule& schedule);
 
 // While a failed run is torn down, the failure that started the teardown (for the terminate
-// handler; nullptr otherwise), and the handler that runs std::terminate's usual course.
+// handler; nullptr otherwise).
 extern constinit thread_local const std::string* tl_teardown_message;
-[[noreturn]] void teardown_terminate();
+
+// Makes bubble's handler std::terminate's (once per process, and again if another replaced it):
+// on a bubble thread it abandons the thread (Bubble::terminate_current) instead of ending the
+// process; elsewhere it runs the handler that was there before. Called when a run starts.
+void install_terminate_handler() noexcept;
 
 // The failure of the run whose teardown is on this OS thread: tl_teardown_message, set on the
 // bubble's own OS thread, or (ThreadModel::os_threads) the failure of the bubble this OS thread
@@ -199,6 +206,15 @@ extern constinit thread_local const std::string* tl_teardown_message;
 const std::string* teardown_message_of_this_thread() noexcept;
 
 class Bubble;
+
+}  // namespace bubble::engine
+
+namespace bubble::detail {
+// The observer set_failure_observer gave the calling OS thread, and its context.
+std::pair<FailureObserver, void*> failure_observer() noexcept;
+}  // namespace bubble::detail
+
+namespace bubble::engine {
 
 // The bubble whose run() is on this OS thread's stack; nullptr elsewhere.
 extern constinit thread_local Bubble* tl_bubble;
@@ -241,7 +257,7 @@ class Bubble final : public Runtime {
     return kept;
   }
   Duration elapsed() const noexcept { return now_ - start_; }
-  // The failure message std::terminate prints during the teardown (see teardown_terminate), on
+  // The failure message std::terminate prints during the teardown (see bubble_terminate), on
   // every OS thread of the bubble; nullptr outside the teardown.
   const std::string* teardown_message() const noexcept { return teardown_message_; }
   void set_teardown_message(const std::string* message) noexcept {
@@ -293,6 +309,11 @@ class Bubble final : public Runtime {
     if (tl_bubble != this) [[unlikely]]
       foreign(op);
   }
+  // Whether the calling OS thread is running one of this bubble's threads (not its scheduler).
+  bool on_bubble_thread() const noexcept { return tl_bubble == this && current_ != nullptr; }
+  // std::terminate on the running bubble thread (bubble_teardown.cpp): fails the run if it has
+  // not failed yet, then abandons the thread. Never returns.
+  [[noreturn]] void terminate_current() noexcept;
 
  private:
   friend class ThreadHandleImpl;
@@ -322,13 +343,19 @@ class Bubble final : public Runtime {
   void enter_os_thread(BThread* t);
   void join_exited_os_threads() noexcept;
   Ctx* exit_current(BThread* t);  // Bookkeeping when t's body is done; returns where to go.
+  // The teardown of a failed run (bubble_teardown.cpp).
   void maybe_unwind(BThread* t);
   [[gnu::noinline]] void unwind_now(BThread* t);
-  [[noreturn]] void abandon_current();
+  // Abandons the running thread (`why` is what reports say it is blocked on): switches away and
+  // never comes back.
+  [[noreturn]] void abandon_current(const char* why) noexcept;
+  // Abandons `t`, a thread blocked for good, when the run ends; reclaims its stack.
+  void abandon(BThread* t) noexcept;
   void teardown_guard();
   bool resume_one_for_unwinding();
   void unwind_everyone() noexcept;
-  static constexpr int kMaxUnwinds = 1000;
+  // Unwinds a thread may swallow (catch (...) without rethrowing) before it is abandoned.
+  static constexpr int kMaxUnwinds = 8;
   static constexpr std::uint64_t kMaxTeardownSteps = 10'000'000;
   // Steps the teardown lets threads run without every one of them blocking before it unwinds
   // them all (a livelock that outlived the failure).
@@ -495,6 +522,9 @@ class Bubble final : public Runtime {
   bool deadlock_ = false;
   std::string failure_message_;
   std::exception_ptr failure_exception_;
+  // detail::set_failure_observer's observer when the run started, called by fail().
+  detail::FailureObserver failure_observer_ = nullptr;
+  void* failure_observer_context_ = nullptr;
   std::size_t abandoned_ = 0;
   std::uint64_t teardown_steps_ = 0;
   std::uint64_t steps_since_resume_ = 0;  // Teardown steps since a thread was woken to unwind.

@@ -94,6 +94,7 @@ void Bubble::fail(std::string message, bool deadlock, const std::string& details
   text += replay_line();
   failure_message_ = std::move(text);
   if (trace_) trace(Trace::EventKind::failure, current_id(), trace_->note(message), 0, {});
+  if (failure_observer_ != nullptr) failure_observer_(failure_observer_context_);
 }
 
 void Bubble::fail_with_exception(BThread* t, std::exception_ptr e) {

@@ -237,8 +237,7 @@ std::optional<Race> RaceDetector::access_granule(std::uint32_t t, ThreadClocks& 
                                                  std::size_t size, bool write, const void* pc,
                                                  const void* address) {
   Cell& c = cell(granule);
-  const Access now{t,    th.clock.get(t), th.stack, mask, write, static_cast<std::uint8_t>(size),
-                   pc};
+  const Access now{t, th.clock.get(t), th.stack, mask, write, static_cast<std::uint8_t>(size), pc};
   for (const Access& a : c.accesses) {
     if ((a.mask & mask) != 0 && a.thread != t && (a.write || write) &&
         !happens_before(a, th.clock)) {

@@ -68,6 +68,9 @@ Bubble::Bubble(const Options& options)
       start_(TimePoint{options.start.time_since_epoch()}),
       now_(start_),
       max_steps_(options.max_steps) {
+  const auto [observer, context] = detail::failure_observer();
+  failure_observer_ = observer;
+  failure_observer_context_ = context;
   // The default name is the same for every run: failure messages must not depend on how many
   // bubbles the process ran before (a replay prints exactly what the original printed).
   name_ = options.name.empty() ? std::string("bubble") : options.name;
@@ -127,6 +130,7 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   tl_bubble = this;
   detail::set_current_runtime(this);
   detail::tl_tracing = tracing_;
+  install_terminate_handler();
   struct Restore {
     Bubble* b;
     ~Restore() {
@@ -229,27 +233,18 @@ void Bubble::scheduler_loop() {
     if (unwinding_) {
       if (resume_one_for_unwinding()) continue;
       set_teardown_message(nullptr);
-      // Threads blocked where they cannot be unwound (in join, or in a destructor run by an
-      // exception) and that nothing can wake: abandon them (their stacks and what they own leak;
-      // the failure message says so).
+      // Threads that could not be unwound (abandoned, or blocked in join or in a destructor run by
+      // an exception, with nothing left to wake them): abandoned for good. Their stacks are
+      // reclaimed; what their frames own leaks, and the failure message says so.
       while (BThread* t = live_threads_.pop_front()) {
-        if (os_threads_) {
-          // Its OS thread waits at its baton forever: leak the baton, let the thread go.
-          static_cast<void>(t->baton.release());
-          detail::detach_os_thread(t->os_thread);
-        } else {
-          // Leak the fiber: destroying it would throw into a frame that is already unwinding.
-          new fiber(std::move(t->ctx));
-        }
-        t->bubble = nullptr;  // A handle may still delete the record; nothing else will.
-        ++abandoned_;
+        abandon(t);
         --live_;
       }
       // The note goes before the replay line, which stays last.
       failure_message_.insert(failure_message_.rfind('\n') + 1,
                               "(" + std::to_string(abandoned_) +
-                                  " thread(s) blocked again while being unwound and were "
-                                  "abandoned: their stacks leak)\n");
+                                  " thread(s) could not be unwound and were abandoned: what "
+                                  "their stacks own is leaked)\n");
       break;
     }
     if (waiter_ != nullptr) {

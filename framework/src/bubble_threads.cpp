@@ -1,5 +1,5 @@
-// The life of a bubble thread: spawn, the body, exit, join and the handle; and the teardown of a
-// failed run, which unwinds the threads that are left.
+// The life of a bubble thread: spawn, the body, exit, join and the handle. (The teardown of a
+// failed run, which unwinds the threads that are left, is in bubble_teardown.cpp.)
 
 #include <pthread.h>
 
@@ -19,105 +19,6 @@
 #include "bubble_random.hpp"
 
 namespace bubble::engine {
-
-// While a failed run is torn down, an Unwind that reaches a noexcept function (a destructor blocked
-// on something no thread can signal any more) terminates the process: say why, and show the
-// failure that started the teardown, before the previous handler runs.
-constinit thread_local const std::string* tl_teardown_message = nullptr;
-namespace {
-std::terminate_handler g_previous_terminate = nullptr;
-
-}  // namespace
-
-const std::string* teardown_message_of_this_thread() noexcept {
-  if (tl_teardown_message != nullptr) return tl_teardown_message;
-  return tl_bubble != nullptr ? tl_bubble->teardown_message() : nullptr;
-}
-
-[[noreturn]] void teardown_terminate() {
-  if (const std::string* message = teardown_message_of_this_thread(); message != nullptr) {
-    std::fprintf(
-        stderr,
-        "bubble: std::terminate was called while unwinding the threads of a failed run "
-        "(bubble::Unwind probably reached a noexcept function: a destructor blocked on something "
-        "no thread can signal). "
-        "The run had failed with:\n%s\n",
-        message->c_str());
-    std::fflush(stderr);
-  }
-  if (g_previous_terminate != nullptr) g_previous_terminate();
-  std::abort();
-}
-
-// The teardown of a failed run (docs/ARCHITECTURE.md, "Teardown"). Threads go on running
-// normally — a wake-up is a wake-up, a join returns when its thread has exited — but time stops.
-// Whenever no thread can run, one blocked thread is woken to be unwound: its park throws Unwind.
-// Its unwinding may wake others normally (a worker's exit wakes the pool's shutdown), which then
-// run on until they block again.
-void Bubble::begin_unwind() {
-  unwinding_ = true;
-  steps_since_resume_ = 0;
-  set_teardown_message(&failure_message_);
-  std::terminate_handler previous = std::set_terminate(&teardown_terminate);
-  if (previous != &teardown_terminate) g_previous_terminate = previous;
-}
-
-// Wakes the youngest blocked thread that can be unwound, so that its park throws Unwind; returns
-// false if there is none. The youngest first, because a thread's objects are usually created
-// before the threads that use them (a pool, a channel or a wait group before its workers): the
-// youngest thread is the one whose stack others are least likely to be parked on, and it unlinks
-// itself from what it waits on while that still exists. Never a thread parked in join (its target
-// is unwound first and its exit ends the join normally), nor one blocked in a destructor that an
-// exception is running (throwing there would terminate), nor one already woken to unwind.
-bool Bubble::resume_one_for_unwinding() {
-  for (BThread* t = live_threads_.back(); t != nullptr; t = ThreadList::prev(*t)) {
-    if (t->state != ThreadState::blocked || t->in_join || t->unwind_resumed ||
-        t->eh.uncaught != 0) {
-      continue;
-    }
-    t->unwind = true;
-    t->unwind_resumed = true;
-    if (t->park_timer != 0) {
-      cancel_timer(t->park_timer);
-      t->park_timer = 0;
-    }
-    make_runnable(t);
-    steps_since_resume_ = 0;
-    return true;
-  }
-  return false;
-}
-
-// The teardown has run for kTeardownPatience steps without every thread blocking (threads that
-// keep waking each other): every thread's next blocking call throws Unwind.
-void Bubble::unwind_everyone() noexcept {
-  unwind_all_ = true;
-  for (BThread& t : live_threads_) t.unwind = true;
-}
-
-void Bubble::teardown_guard() {
-  if (++teardown_steps_ > kMaxTeardownSteps) abandon_current();
-  if (++steps_since_resume_ == kTeardownPatience) unwind_everyone();
-}
-
-void Bubble::unwind_now(BThread* t) {
-  if (t->in_join || std::uncaught_exceptions() != 0) return;
-  if (++t->unwinds_thrown > kMaxUnwinds) abandon_current();
-  throw Unwind{};
-}
-
-void Bubble::abandon_current() {
-  BThread* t = current_;
-  t->state = ThreadState::blocked;
-  t->waiter = nullptr;
-  t->abandoned_what =
-      WaitInfo{"(abandoned: it kept running while its run was torn down)", 0, t->last_where};
-  t->what = &t->abandoned_what;
-  t->last_kind = t->abandoned_what.kind;
-  current_ = nullptr;
-  switch_to(main_);
-  std::abort();  // Never resumed.
-}
 
 void Bubble::fiber_main(BThread* t) {
   if (!t->unwind) {

@@ -57,7 +57,10 @@ long futex_wait(d::RunState& state, const std::uint32_t* word, std::uint32_t exp
     }
     return 0;
   } catch (const bubble::Unwind&) {
-    errno = EINTR;
+    // A failed run tears the thread down (`syscall` is noexcept): an error that is neither
+    // EAGAIN nor EINTR, on which libstdc++'s atomic wait throws std::system_error, so that the
+    // thread's frames unwind.
+    errno = EDEADLK;
     return -1;
   }
 }

@@ -97,17 +97,17 @@ int lock_until(RwlockEntry& e, ThreadRecord* self, Access access, bubble::TimePo
   return 0;
 }
 
-// lock_until in a noexcept entry point: bubble::Unwind cannot leave it, so the thread keeps
-// trying; each attempt receives the next Unwind until the bubble abandons the thread.
+// lock_until in a noexcept entry point, which bubble::Unwind cannot leave: when a failed run tears
+// the thread down while it waits, the lock fails with EDEADLK instead (never acquired), so that
+// std::shared_mutex throws std::system_error and the thread's frames unwind.
 int lock_noexcept(Intercepted in, pthread_rwlock_t* rw, Access access, bubble::TimePoint deadline,
                   bool is_try, bubble::SourceLocation where) noexcept {
-  for (;;) {
-    try {
-      return lock_until(in.state->rwlock(rw), in.self, access, deadline, is_try, where);
-    } catch (const bubble::Unwind&) {
-    } catch (...) {
-      return EAGAIN;
-    }
+  try {
+    return lock_until(in.state->rwlock(rw), in.self, access, deadline, is_try, where);
+  } catch (const bubble::Unwind&) {
+    return EDEADLK;
+  } catch (...) {
+    return EAGAIN;
   }
 }
 

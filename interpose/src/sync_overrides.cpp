@@ -72,18 +72,18 @@ int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline,
   return 0;
 }
 
-// lock_until in a noexcept entry point: bubble::Unwind cannot leave it, so the thread keeps
-// trying; each attempt receives the next Unwind until the bubble abandons the thread (see
-// "Teardown / unwinding" in docs/ARCHITECTURE.md).
+// lock_until in a noexcept entry point, which bubble::Unwind cannot leave: when a failed run tears
+// the thread down while it waits, the lock fails with EDEADLK instead (never acquired), so that
+// std::mutex::lock throws std::system_error and the thread's frames unwind (docs/ARCHITECTURE.md,
+// "Teardown").
 int lock_noexcept(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline,
                   bubble::SourceLocation where) noexcept {
-  for (;;) {
-    try {
-      return lock_until(e, self, deadline, where);
-    } catch (const bubble::Unwind&) {
-    } catch (...) {
-      return EAGAIN;
-    }
+  try {
+    return lock_until(e, self, deadline, where);
+  } catch (const bubble::Unwind&) {
+    return EDEADLK;
+  } catch (...) {
+    return EAGAIN;
   }
 }
 

@@ -1,3 +1,4 @@
+#include <bubble/detail/failure_observer.hpp>
 #include <bubble/testing/explore.hpp>
 
 #include <bubble/testing/stacks.hpp>
@@ -261,8 +262,28 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
   // GoogleTest results of every run, held back while the runs go on (one capture for the whole
   // exploration: installing a reporter per run costs more than a small run).
   ::testing::TestPartResultArray parts;
-  auto rereport_all = [&parts] {
-    for (int p = 0; p < parts.size(); ++p) rereport(parts.GetTestPartResult(p));
+  // The results the failing run's threads reported after its failure was decided, while it was
+  // torn down (code that ran on until its next blocking call, such as a test body whose join
+  // returned): [teardown_from, teardown_to), not reported (the failure is what happened first).
+  struct TeardownParts {
+    const ::testing::TestPartResultArray* parts = nullptr;
+    int from = -1;
+  } teardown{&parts};
+  int teardown_to = -1;
+  ::bubble::detail::set_failure_observer(
+      [](void* context) noexcept {
+        auto* t = static_cast<TeardownParts*>(context);
+        if (t->from < 0) t->from = t->parts->size();
+      },
+      &teardown);
+  struct ClearObserver {
+    ~ClearObserver() { ::bubble::detail::set_failure_observer(nullptr, nullptr); }
+  } clear_observer;
+  auto rereport_all = [&] {
+    for (int p = 0; p < parts.size(); ++p) {
+      if (p >= teardown.from && p < teardown_to) continue;
+      rereport(parts.GetTestPartResult(p));
+    }
   };
   std::exception_ptr pending;
   {
@@ -282,6 +303,7 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
         ++outcome.runs;
 
         const int before = parts.size();
+        teardown.from = -1;
         std::optional<RunResult> result;
         std::string error;        // Why the run failed, when bubble::run threw.
         std::string replay_line;  // The engine's replay line, when its message has one.
@@ -298,9 +320,12 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
           error = describe_exception(std::current_exception());
         }
 
+        // Only a run that failed has a teardown.
+        const int reported_end = teardown.from >= 0 ? teardown.from : parts.size();
+        if (teardown.from >= 0) teardown_to = parts.size();
         bool gtest_failed = false;
         bool skipped = false;
-        for (int p = before; p < parts.size(); ++p) {
+        for (int p = before; p < reported_end; ++p) {
           const ::testing::TestPartResult& r = parts.GetTestPartResult(p);
           gtest_failed = gtest_failed || r.failed();
           skipped = skipped || r.skipped();
@@ -322,7 +347,11 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
           failed_recorded = result->schedule;
           failed_kind = gtest_failure_kind(parts, before);
         }
-        for (int p = before; p < parts.size(); ++p) {
+        int torn_down_failures = 0;
+        for (int p = reported_end; p < parts.size(); ++p) {
+          torn_down_failures += parts.GetTestPartResult(p).failed() ? 1 : 0;
+        }
+        for (int p = before; p < reported_end; ++p) {
           const ::testing::TestPartResult& r = parts.GetTestPartResult(p);
           if (!r.failed()) continue;
           outcome.assertion_failures +=
@@ -341,6 +370,14 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
           message += ":\n" + error;
         } else {
           message += " with the GoogleTest failures above";
+        }
+        if (torn_down_failures > 0) {
+          // Before the replay line, which stays last.
+          const std::size_t last_line = message.rfind("\nreplay: ");
+          message.insert(last_line == std::string::npos ? message.size() : last_line + 1,
+                         "(" + std::to_string(torn_down_failures) +
+                             " GoogleTest failure(s) raised after the run had failed, while it "
+                             "was torn down, are not reported)\n");
         }
         if (replay_line.empty()) {
           // The run ended without a RunFailure (failed assertions, or an exception the engine
