@@ -26,7 +26,14 @@ Bubble::AtomicObject& Bubble::atomic_object(const void* object) {
 void Bubble::atomic_point(const void* object, detail::AtomicSource source, detail::AtomicOp op,
                           std::memory_order order, SourceLocation where) noexcept {
   const std::uint64_t id = object != nullptr ? atomic_object(object).id : 0;
-  schedule_point(WaitInfo{detail::atomic_op_text(source, op, order), id, where});
+  // Loads (and compare-exchanges, until atomic_cas_outcome says they succeeded) only look.
+  const bool looks = op == detail::AtomicOp::load ||
+                     op == detail::AtomicOp::compare_exchange_weak ||
+                     op == detail::AtomicOp::compare_exchange_strong;
+  schedule_point(WaitInfo{.kind = detail::atomic_op_text(source, op, order),
+                          .object_id = id,
+                          .where = where,
+                          .progress = looks ? Progress::none : Progress::made});
   if (races_ && op != detail::AtomicOp::compare_exchange_weak &&
       op != detail::AtomicOp::compare_exchange_strong) [[unlikely]] {
     races_->atomic(race_thread(), object, op, order);
@@ -35,6 +42,7 @@ void Bubble::atomic_point(const void* object, detail::AtomicSource source, detai
 
 void Bubble::atomic_cas_outcome(const void* object, bool exchanged, std::memory_order success,
                                 std::memory_order failure) noexcept {
+  if (exchanged) progress();  // A compare-exchange that succeeds changed something after all.
   if (races_) races_->cas_outcome(race_thread(), object, exchanged, success, failure);
 }
 

@@ -156,7 +156,12 @@ struct BThread : Ctx {
   bool unwind = false;          // Torn down: its blocking calls throw Unwind.
   bool unwind_resumed = false;  // The teardown woke it to unwind it (it does so once).
   bool in_join = false;         // Parked in join(): never unwound from there.
-  bool abandoned = false;       // Abandoned by the teardown: never resumed again.
+  // Operations in a row that may not progress (fairness), in the bits below kIdle, and kIdle: the
+  // thread was descheduled for fairness since its last progress.
+  std::uint32_t polls = 0;
+  static constexpr std::uint32_t kIdle = std::uint32_t{1} << 31;
+  std::uint32_t poll_count() const noexcept { return polls & ~kIdle; }
+  bool abandoned = false;  // Abandoned by the teardown: never resumed again.
   int unwinds_thrown = 0;
   bool has_handle = true;  // A ThreadHandle refers to this record.
   bool joined = false;
@@ -360,6 +365,9 @@ class Bubble final : public Runtime {
   // Steps the teardown lets threads run without every one of them blocking before it unwinds
   // them all (a livelock that outlived the failure).
   static constexpr std::uint64_t kTeardownPatience = 100'000;
+  // Operations in a row that may not progress after which a thread that spins in the teardown (for
+  // a thread that will never come, as in a livelock) is abandoned.
+  static constexpr std::uint32_t kTeardownSpins = 10'000;
 
   // Scheduling.
   std::size_t decide(BThread* first, BThread* last);
@@ -377,6 +385,31 @@ class Bubble final : public Runtime {
   template <bool kTracing>
   [[gnu::noinline]] void decide_at_point(BThread* t);
   void step_event(std::uint64_t s);
+  // Fairness and livelocks (Options::fair_bound, livelock_steps). made_progress records that t
+  // changed something at step s (an operation of Progress::made, a block, a spawn, an exit), and
+  // progress() the same for the running thread, if any, at the current step (a timer fired, a
+  // compare-exchange succeeded). polled counts an operation of Progress::none or maybe and says
+  // whether fairness or the livelock check has something to do (then poll_slow does it).
+  void made_progress(BThread* t, std::uint64_t s) noexcept {
+    t->polls = 0;
+    last_progress_ = s;
+  }
+  void progress() noexcept {
+    last_progress_ = steps_.load(std::memory_order_relaxed);
+    if (current_ != nullptr) current_->polls = 0;
+  }
+  bool polled(BThread* t, Progress progress, std::uint64_t s) noexcept {
+    if (progress == Progress::maybe) last_progress_ = s;
+    return (++t->polls & ~BThread::kIdle) >= fair_bound_ || s - last_progress_ >= livelock_steps_;
+  }
+  // After polled returned true, with the run not failed: fails the run for a livelock, or
+  // deschedules t for fairness (returns true if it did: t has been switched out and back).
+  bool poll_slow(BThread* t, const WaitInfo& what);
+  // t goes behind the other runnable threads (the strategy is told: PCT lowers it); when every
+  // runnable thread is idle it waits for the next timer instead, as if blocked.
+  void deschedule_for_fairness(BThread* t, const WaitInfo& what);
+  void wait_idle_for_next_timer(BThread* t, const WaitInfo& what);
+  void fail_livelock(const BThread* t, const WaitInfo& what);
   // unpark's part for a thread with a park deadline or when tracing: cancels the deadline's timer,
   // records the wake-up, then makes t runnable. Out of line, to keep unpark a leaf.
   [[gnu::noinline]] void unpark_slow(BThread* t) noexcept;
@@ -511,6 +544,12 @@ class Bubble final : public Runtime {
   std::uint64_t callback_children_ = 0;
   std::optional<Random> callback_random_;
   PickRecord picks_;  // The schedule recorded.
+  // Fairness (Options::fair_bound; no bound: BThread::kIdle, more than a poll count can reach) and
+  // livelocks (Options::livelock_steps; none: the largest value), and the step of the last
+  // progress.
+  std::uint32_t fair_bound_ = 0;
+  std::uint64_t livelock_steps_ = 0;
+  std::uint64_t last_progress_ = 0;
   std::atomic<std::uint64_t> steps_{0};
   // The next step at which step_event() has work; 0 while off_fast_path_, so that the fast
   // paths test one condition for both (step_event at a step with no work does nothing).

@@ -113,6 +113,19 @@ void Bubble::fail_with_exception(BThread* t, std::exception_ptr e) {
   failure_exception_ = std::move(e);
 }
 
+void Bubble::fail_livelock(const BThread* t, const WaitInfo& what) {
+  const std::uint64_t since = last_progress_;
+  fail("livelock: thread #" + std::to_string(t->id) + " \"" + t->name + "\" spun " +
+           std::to_string(steps_.load(std::memory_order_relaxed) - since) +
+           " steps without progress at " + location_text(what.where) + " (" +
+           std::string(what.kind) + "): since step " + std::to_string(since) +
+           " every thread has only looked or given the processor away (atomic loads, failed "
+           "compare-exchanges, yields, waits already due) while nothing it could wait for "
+           "happened (Options::livelock_steps = " +
+           std::to_string(livelock_steps_) + ")",
+       false);
+}
+
 void stack_overflow(const Ctx& c) noexcept {
   const auto& t = static_cast<const BThread&>(c);
   const std::string runtime = t.bubble != nullptr ? std::string(t.bubble->name()) : "bubble";

@@ -1,6 +1,7 @@
 // The bubble's run: constructing a Bubble from its Options, execute() (the root thread, the
 // scheduler loop, the result or the failure thrown), and RunFailure / RunResult.
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <exception>
@@ -68,6 +69,9 @@ Bubble::Bubble(const Options& options)
       start_(TimePoint{options.start.time_since_epoch()}),
       now_(start_),
       max_steps_(options.max_steps) {
+  fair_bound_ =
+      options.fair_bound != 0 ? std::min(options.fair_bound, BThread::kIdle - 1) : BThread::kIdle;
+  livelock_steps_ = options.livelock_steps != 0 ? options.livelock_steps : ~std::uint64_t{0};
   const auto [observer, context] = detail::failure_observer();
   failure_observer_ = observer;
   failure_observer_context_ = context;

@@ -74,6 +74,10 @@ class Scheduler {
 
   // Thread `t` was just created (before it is queued).
   virtual void spawned(BThread& /*t*/) {}
+  // Thread `t` made nothing but operations that may not progress (Progress::none or maybe) for
+  // Options::fair_bound operations in a row while others could run, and goes behind them
+  // (fairness): a strategy that would pick it again at once (PCT, by priority) lowers it.
+  virtual void descheduled_for_fairness(BThread& /*t*/) {}
 
   // The next step at which the engine must call step_reached; kNever if none. The engine calls
   // step_reached at the first step >= next_step(), so a strategy sees each step it asks for.

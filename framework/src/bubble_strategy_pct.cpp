@@ -2,8 +2,11 @@
 // ASPLOS 2010). Every thread gets a random priority when it is spawned, at least `depth`; the
 // highest-priority candidate runs (the lower id on a tie); at depth - 1 change points, steps
 // drawn uniformly from [1, steps], the running thread's priority drops to depth - i (the i-th
-// change point), below every initial priority. Decisions that are not among threads (due timers,
-// ready select cases) draw uniformly from the same generator.
+// change point), below every initial priority. (These priorities are offset by 2^62, and the
+// adaptive ones below are above 2^62 too: the values below it are those fairness sets. A thread
+// descheduled for fairness, because it made only operations that may not progress for
+// Options::fair_bound operations in a row, drops below every other thread.) Decisions that are not
+// among threads (due timers, ready select cases) draw uniformly from the same generator.
 //
 // With an adaptive estimate (Strategy::pct(seed, depth)), steps starts at
 // Strategy::kAdaptivePctFirstSteps; when the run reaches step steps + 1, steps doubles and each
@@ -33,7 +36,7 @@ class PctScheduler final : public Scheduler {
         adaptive_(strategy.adaptive_steps()),
         estimate_(adaptive_ ? Strategy::kAdaptivePctFirstSteps : strategy.steps()) {
     for (std::uint64_t i = 1; i < depth_; ++i) {
-      change_points_.push_back({1 + rng_.next() % estimate_, depth_ - i});
+      change_points_.push_back({1 + rng_.next() % estimate_, kFairBase + depth_ - i});
     }
     sort_change_points();
   }
@@ -56,8 +59,12 @@ class PctScheduler final : public Scheduler {
   std::uint32_t pick_other(std::size_t n) override { return rng_.below(n); }
 
   void spawned(BThread& t) override {
-    t.priority = (adaptive_ ? kAdaptiveBase : depth_) + (rng_.next() >> 2);
+    t.priority = (adaptive_ ? kAdaptiveBase : kFairBase + depth_) + (rng_.next() >> 2);
   }
+
+  // Below every priority a thread has or a change point sets, as CHESS's fair scheduler lowers a
+  // thread that yields: the threads it waits for run before it polls again.
+  void descheduled_for_fairness(BThread& t) override { t.priority = --lowest_fair_; }
 
   std::uint64_t next_step() const noexcept override {
     std::uint64_t next = adaptive_ ? estimate_ + 1 : kNever;
@@ -101,19 +108,23 @@ class PctScheduler final : public Scheduler {
     change_points_.clear();
     for (std::uint64_t i = 1; i < depth_; ++i) {
       if ((rng_.next() >> 63) != 0) {
-        change_points_.push_back({old + 1 + rng_.next() % (estimate_ - old), depth_ - i});
+        change_points_.push_back(
+            {old + 1 + rng_.next() % (estimate_ - old), kFairBase + depth_ - i});
       }
     }
     sort_change_points();
   }
 
   // With an adaptive estimate: initial priorities are kAdaptiveBase + a draw below 2^62, and the
-  // k-th firing of a change point sets kAdaptiveBase - k.
+  // k-th firing of a change point sets kAdaptiveBase - k. With a fixed one, all priorities are
+  // offset by kFairBase. Below kFairBase: the priorities fairness sets, the k-th kFairBase - k.
   static constexpr std::uint64_t kAdaptiveBase = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t kFairBase = std::uint64_t{1} << 62;
 
   Rng rng_;
   std::uint64_t depth_;
   std::uint64_t lowest_ = kAdaptiveBase;    // The last priority a firing set (adaptive).
+  std::uint64_t lowest_fair_ = kFairBase;   // The last priority fairness set.
   bool adaptive_;                           // The estimate doubles as the run passes it.
   std::uint64_t estimate_;                  // The run's length as PCT assumes it, in steps.
   std::vector<ChangePoint> change_points_;  // By step.

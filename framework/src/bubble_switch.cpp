@@ -160,6 +160,7 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
   // one candidate is neither asked nor recorded). Switch to it without the general path.
   t->state = ThreadState::blocked;
   t->waiter = &waiter;
+  made_progress(t, steps_.load(std::memory_order_relaxed));  // Blocking: the others move on.
   hand_off(t, queue_.take(0));
   t->waiter = nullptr;  // No park timer: there is no deadline.
   maybe_unwind(t);
@@ -170,7 +171,13 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
 ParkResult Bubble::park_general(BThread* t, Waiter& waiter, TimePoint deadline,
                                 const WaitInfo& what) {
   if (deadline <= now_) {
-    // Already due: a scheduling point, then the timeout (unless woken meanwhile).
+    // Already due: a scheduling point, then the timeout (unless woken meanwhile). A wait that
+    // returns at once only gives the processor away (Progress::none).
+    if (!failed_ && polled(t, Progress::none, steps_.load(std::memory_order_relaxed)) &&
+        poll_slow(t, what)) {
+      maybe_unwind(t);
+      return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
+    }
     if (failed_ || !queue_.empty() || timer_due()) {
       t->state = ThreadState::runnable;
       queue_.push_front(t);
@@ -180,7 +187,8 @@ ParkResult Bubble::park_general(BThread* t, Waiter& waiter, TimePoint deadline,
     return waiter.notified() ? ParkResult::notified : ParkResult::timed_out;
   }
   t->state = ThreadState::blocked;
-  t->waiter = &waiter;  // t->what was set by step_of().
+  t->waiter = &waiter;                                       // t->what was set by step_of().
+  made_progress(t, steps_.load(std::memory_order_relaxed));  // Blocking: the others move on.
   if (capture_stacks_) [[unlikely]]
     detail::capture_stack(*t->blocked_stack, 1);
   if (deadline != kNoDeadline) t->park_timer = add_timer(deadline, t, nullptr);
@@ -259,6 +267,12 @@ void Bubble::schedule_point(const WaitInfo& what) {
   steps_.store(s, std::memory_order_relaxed);
   t->last_kind = what.kind;  // Not `what`: only a park blocks the thread.
   t->last_where = what.where;
+  if (what.progress == Progress::made) [[likely]] {
+    made_progress(t, s);
+  } else if (polled(t, what.progress, s)) [[unlikely]] {
+    schedule_point_slow(t, what, s);  // Fairness or a livelock.
+    return;
+  }
   // next_step_event_ is 0 off the fast path (tracing, stack capture, a failure).
   if (s >= next_step_event_ || timer_due()) [[unlikely]] {
     schedule_point_slow(t, what, s);
@@ -291,11 +305,30 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
   if (s >= next_step_event_) step_event(s);
   if (tracing_) [[unlikely]]
     trace_event(Trace::EventKind::op, t->id, what.kind, what.object_id, what.where);
+  if (what.progress == Progress::none && !failed_ && s - last_progress_ >= livelock_steps_) {
+    fail_livelock(t, what);
+  }
   if (failed_ || timer_due()) {
-    if (unwinding_) teardown_guard();
+    const bool spins = what.progress != Progress::made;
+    if (unwinding_) {
+      teardown_guard();
+      if (spins && t->poll_count() >= kTeardownSpins) {
+        abandon_current("(abandoned: it spun without progress while its run was torn down)");
+      }
+    }
     t->state = ThreadState::runnable;
-    queue_.push_front(t);  // Main decides among [t, queue...], as below.
+    // Main decides among [t, queue...], as below; in the teardown, where main takes the front, a
+    // spinning thread goes behind the others, as fairness would have it.
+    if (unwinding_ && spins) {
+      queue_.push_back(t);
+    } else {
+      queue_.push_front(t);
+    }
     leave_blocked();
+    return;
+  }
+  if (what.progress != Progress::made && t->poll_count() >= fair_bound_) {
+    deschedule_for_fairness(t, what);
     return;
   }
   if (queue_.empty()) return;
@@ -308,6 +341,67 @@ void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t
   } else {
     decide_at_point<false>(t);
   }
+}
+
+bool Bubble::poll_slow(BThread* t, const WaitInfo& what) {
+  if (steps_.load(std::memory_order_relaxed) - last_progress_ >= livelock_steps_) {
+    fail_livelock(t, what);
+    return false;
+  }
+  if (t->poll_count() < fair_bound_) return false;
+  deschedule_for_fairness(t, what);
+  return true;
+}
+
+// t has made fair_bound_ operations in a row that may not progress. The other runnable threads go
+// first, as at a yield (a decision among them), and the strategy learns it (PCT puts t below every
+// priority). If they too have all been descheduled so since their last progress (idle), the
+// runnable threads only wait for each other or for time: t waits for the next timer, as if blocked,
+// so that time can move on once they all do. With no timer and nobody else, t runs on (a livelock
+// report or Options::max_steps ends the run if nothing ever changes).
+void Bubble::deschedule_for_fairness(BThread* t, const WaitInfo& what) {
+  t->polls = BThread::kIdle;
+  bool all_idle = true;
+  for (std::size_t i = 0; i < queue_.size() && all_idle; ++i) {
+    all_idle = (queue_[i]->polls & BThread::kIdle) != 0;
+  }
+  if (all_idle && !root_returned_) {
+    while (pop_stale()) {
+    }
+    if (!heap_.empty()) {
+      wait_idle_for_next_timer(t, what);
+      return;
+    }
+  }
+  if (queue_.empty()) return;
+  scheduler_->descheduled_for_fairness(*t);
+  t->state = ThreadState::runnable;
+  const std::size_t idx = decide(nullptr, nullptr);
+  BThread* next = queue_.take(idx);
+  queue_.push_back(t);
+  touch_next_stack();
+  run_instead(t, next);
+}
+
+// A park until the next timer's deadline that nothing but that deadline (or the teardown) ends:
+// the scheduler moves time on once every thread is blocked or idle-waiting. Never throws Unwind (a
+// scheduling point may be in a destructor): the thread's next blocking call does.
+void Bubble::wait_idle_for_next_timer(BThread* t, const WaitInfo& what) {
+  Waiter idle;
+  thread_slot(idle) = t;
+  t->state = ThreadState::blocked;
+  t->waiter = &idle;
+  t->what = &what;
+  t->park_timer = add_timer(heap_.top().deadline, t, nullptr);
+  if (tracing_) [[unlikely]]
+    trace_event(Trace::EventKind::block, t->id, what.kind, what.object_id, what.where);
+  leave_blocked();
+  t->waiter = nullptr;
+  if (t->park_timer != 0) {
+    cancel_timer(t->park_timer);
+    t->park_timer = 0;
+  }
+  t->polls = 0;  // Time has moved: what it waits for may have come.
 }
 
 // schedule_point_slow picked queue_[i] over the running thread t: t goes to the back of the queue.
@@ -336,9 +430,14 @@ void Bubble::yield(SourceLocation where) {
   // from ever finding every thread blocked (a spin loop outliving the failure).
   if (unwinding_) t->unwind = true;
   maybe_unwind(t);
-  const WaitInfo what{"yield", 0, where};
+  const WaitInfo what{.kind = "yield", .where = where, .progress = Progress::none};
   step(&what);
   trace(Trace::EventKind::op, t->id, what.kind, 0, where);
+  if (!failed_ && polled(t, Progress::none, steps_.load(std::memory_order_relaxed)) &&
+      poll_slow(t, what)) {
+    maybe_unwind(t);
+    return;
+  }
   if (queue_.empty() && !timer_due() && !failed_) return;
   if (unwinding_) teardown_guard();
   t->state = ThreadState::runnable;

@@ -44,6 +44,7 @@ Ctx* Bubble::exit_current(BThread* t) {
     races_->exited(static_cast<std::uint32_t>(t->id));
   trace(Trace::EventKind::exit, t->id, {}, 0, {});
   step(nullptr);
+  last_progress_ = steps_.load(std::memory_order_relaxed);  // An exit is progress (a join ends).
   while (Waiter* w = t->joiners.pop_front()) unpark(*w);
   live_threads_.remove(*t);
   --live_;

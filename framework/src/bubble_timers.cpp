@@ -171,6 +171,7 @@ void Bubble::fire(const TimerEntry& e) {
   if (!s.active || s.seq != e.seq()) return;  // Cancelled by an earlier callback.
   ++timers_fired_;
   step(nullptr);
+  last_progress_ = steps_.load(std::memory_order_relaxed);  // Time moved: waits may end.
   if (s.thread != nullptr) {
     BThread* t = s.thread;
     free_slot(e.slot());

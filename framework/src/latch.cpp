@@ -38,7 +38,8 @@ void Latch::count_down(std::ptrdiff_t n, SourceLocation where) {
 
 bool Latch::try_wait(SourceLocation where) const {
   if (rt_->controlled()) {
-    rt_->schedule_point({"Latch::try_wait", id_, where});
+    rt_->schedule_point(
+        {.kind = "Latch::try_wait", .object_id = id_, .where = where, .progress = Progress::none});
     rt_->sync_acquire(id_);
   }
   std::lock_guard guard(spin_);

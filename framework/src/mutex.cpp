@@ -67,7 +67,10 @@ Mutex::~Mutex() {
 }
 
 const void* Mutex::enter_controlled(const char* kind, SourceLocation where) {
-  rt_->schedule_point({kind, id_, where});
+  // A thread that locks and unlocks in a loop may be waiting for another (a spin-wait) or working:
+  // the bubble does not see the critical section.
+  rt_->schedule_point(
+      {.kind = kind, .object_id = id_, .where = where, .progress = Progress::maybe});
   return rt_->current_thread_token();
 }
 
@@ -207,7 +210,8 @@ void Mutex::unlock_controlled(SourceLocation where) {
   // relocks runs straight on to its next lock call with the mutex free, and an interleaving in
   // which another thread gets the mutex between the two critical sections needs a switch there.
   // Another thread may destroy the mutex from here on: only the copies above are used.
-  rt.schedule_point({"Mutex::unlock", id, where});
+  rt.schedule_point(
+      {.kind = "Mutex::unlock", .object_id = id, .where = where, .progress = Progress::maybe});
 }
 
 void Mutex::unlock_slow() noexcept {

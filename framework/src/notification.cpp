@@ -45,7 +45,10 @@ void Notification::notify(SourceLocation where) {
 
 bool Notification::has_been_notified(SourceLocation where) const {
   if (rt_->controlled()) {
-    rt_->schedule_point({"Notification::has_been_notified", id_, where});
+    rt_->schedule_point({.kind = "Notification::has_been_notified",
+                         .object_id = id_,
+                         .where = where,
+                         .progress = Progress::none});
     rt_->sync_acquire(id_);
   }
   return notified_.load(std::memory_order_acquire);

@@ -124,7 +124,8 @@ std::size_t Runtime::choose(std::size_t n, const WaitInfo& /*what*/) {
 void Runtime::sleep_until(TimePoint deadline, SourceLocation where) {
   const WaitInfo what{"sleep", 0, where};
   if (deadline <= now()) {
-    if (controlled()) schedule_point(what);
+    // A sleep that is already over only gives the processor away, as a yield.
+    if (controlled()) schedule_point({.kind = "sleep", .where = where, .progress = Progress::none});
     return;
   }
   // Nobody unparks this waiter: park returns when the deadline passes.
@@ -180,7 +181,7 @@ std::error_code Runtime::sleep_until(TimePoint deadline, const Context& ctx, Sou
   }
   const WaitInfo what{"sleep", 0, where};
   if (ctx.done() || deadline <= now()) {
-    if (controlled()) schedule_point(what);
+    if (controlled()) schedule_point({.kind = "sleep", .where = where, .progress = Progress::none});
     if (deadline <= now()) return {};  // A sleep that is already over has elapsed in full.
     return ctx.err();
   }

@@ -71,7 +71,10 @@ std::error_code Semaphore::acquire(const Context& ctx, SourceLocation where) {
 
 bool Semaphore::try_acquire(SourceLocation where) {
   if (rt_->controlled()) {
-    rt_->schedule_point({"Semaphore::try_acquire", id_, where});
+    rt_->schedule_point({.kind = "Semaphore::try_acquire",
+                         .object_id = id_,
+                         .where = where,
+                         .progress = Progress::maybe});
     rt_->sync_acquire(id_);
   }
   std::lock_guard guard(spin_);

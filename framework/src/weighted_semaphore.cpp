@@ -116,7 +116,10 @@ std::error_code WeightedSemaphore::acquire(const Context& ctx, std::int64_t n,
 bool WeightedSemaphore::try_acquire(std::int64_t n, SourceLocation where) {
   check_weight("try_acquire", n);
   if (rt_->controlled()) {
-    rt_->schedule_point({"WeightedSemaphore::try_acquire", id_, where});
+    rt_->schedule_point({.kind = "WeightedSemaphore::try_acquire",
+                         .object_id = id_,
+                         .where = where,
+                         .progress = Progress::maybe});
     rt_->sync_acquire(id_);
   }
   std::lock_guard guard(spin_);

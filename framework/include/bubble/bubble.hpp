@@ -127,6 +127,21 @@ struct Options {
   // The run fails with RunFailure once it has taken this many scheduling steps (0: no limit).
   // Ends livelocks: threads that keep running without ever letting time advance.
   std::uint64_t max_steps = 100'000'000;
+  // Fairness. A thread that makes nothing but operations that may not progress (Progress::none
+  // or Progress::maybe: a yield, an atomic load, a failed compare-exchange, a try_lock, a Mutex's
+  // lock and unlock, a wait that returns at once) `fair_bound` times in a row is descheduled, under
+  // every strategy: the other runnable threads go first (under PCT it drops below every priority),
+  // and when every runnable thread has been so descheduled since its last progress, they count as
+  // blocked: time moves to the next timer, as when every thread is blocked. So a correct
+  // spin-wait lets the thread it waits for run, or the time it waits for come, within a bounded
+  // number of steps, and replays like any other run. 0: no fairness (a spin-wait under fifo or
+  // PCT may then never end).
+  std::uint32_t fair_bound = 1'000;
+  // The run fails with a livelock report (`livelock: thread #3 "x" spun 1,000,000 steps without
+  // progress at f.cpp:12 (atomic load)`) once the threads have made nothing but Progress::none
+  // operations for this many steps in a row, with no timer to wait for: threads that only look,
+  // for each other or for what no thread will do. 0: no such check (max_steps still ends the run).
+  std::uint64_t livelock_steps = 1'000'000;
   // The run fails with RunFailure if virtual time would move past start + max_virtual_time.
   // Ends livelocks in virtual time (a ticker that nobody stops while the root waits forever).
   Duration max_virtual_time = std::chrono::hours{24 * 365 * 100};

@@ -114,7 +114,12 @@ class Channel {
   [[nodiscard]] std::error_code try_send(T value,
                                          SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_send");
-    if (rt_->controlled()) rt_->schedule_point({"Channel::try_send", id_, where});
+    if (rt_->controlled()) {
+      rt_->schedule_point({.kind = "Channel::try_send",
+                           .object_id = id_,
+                           .where = where,
+                           .progress = Progress::maybe});
+    }
     const RaceSection section(*this);
     return try_send_from_callback(std::move(value));
   }
@@ -148,7 +153,12 @@ class Channel {
   // Returns the value, errc::closed (closed and drained) or errc::empty. Never blocks.
   Result<T> try_receive(SourceLocation where = SourceLocation::current()) {
     detail::check_caller(binding_, rt_, "Channel", id_, "Channel::try_receive");
-    if (rt_->controlled()) rt_->schedule_point({"Channel::try_receive", id_, where});
+    if (rt_->controlled()) {
+      rt_->schedule_point({.kind = "Channel::try_receive",
+                           .object_id = id_,
+                           .where = where,
+                           .progress = Progress::maybe});
+    }
     const RaceSection section(*this);
     detail::WakeList wake = wake_list();
     Lock lock(*this);

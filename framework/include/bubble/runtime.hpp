@@ -32,6 +32,24 @@ class Context;
 // and a `describe` function: a deadlock report calls describe(object, detail) for each thread
 // blocked on it, while the thread is still blocked (so the object is alive), and never on the
 // hot path. Primitives leave both null at scheduling points.
+// What an operation at a scheduling point tells a bubble about progress. A thread that waits for
+// another without blocking (a spin-wait) repeats operations that change nothing: a bubble
+// deschedules a thread that makes nothing else for Options::fair_bound operations in a row, so
+// that the thread it waits for runs (fairness), and reports a livelock when no thread has made
+// progress for Options::livelock_steps steps.
+enum class Progress : std::uint8_t {
+  // The operation changes what other threads can see (a store, a send, a release, a spawn).
+  made,
+  // The operation only looks, or gives the processor away: a yield, an atomic load, a failed
+  // compare-exchange, a sleep or wait whose deadline has passed, Notification::has_been_notified.
+  // Counts towards fairness and towards a livelock.
+  none,
+  // The operation may only look: a Mutex's lock and unlock (the bubble does not see whether the
+  // critical section writes), a try_lock, Semaphore::try_acquire, Channel::try_send. Counts
+  // towards fairness, never towards a livelock (a loop of them may be doing real work).
+  maybe,
+};
+
 struct WaitDetail;
 struct WaitInfo {
   std::string_view kind;
@@ -41,6 +59,8 @@ struct WaitInfo {
   std::size_t case_count = 0;
   const void* object = nullptr;
   void (*describe)(const void* object, WaitDetail& detail) = nullptr;
+  // What the operation tells a bubble about progress (fairness and livelocks: see Progress).
+  Progress progress = Progress::made;
 };
 
 // What a blocked thread's object tells a report (WaitInfo::describe) about who could release it.
