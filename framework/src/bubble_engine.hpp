@@ -19,6 +19,7 @@
 #include <bubble/bubble.hpp>
 
 #include <cxxabi.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -205,6 +206,12 @@ extern constinit thread_local const std::string* tl_teardown_message;
 // process; elsewhere it runs the handler that was there before. Called when a run starts.
 void install_terminate_handler() noexcept;
 
+// Installs the crash report's signal handlers (once per process) and an alternate signal stack on
+// the calling OS thread (once per thread): a crash on a thread that runs a bubble prints the run's
+// report before the process ends (bubble_crash.cpp). Called when a run starts, and by each OS
+// thread of ThreadModel::os_threads.
+void install_crash_report() noexcept;
+
 // The failure of the run whose teardown is on this OS thread: tl_teardown_message, set on the
 // bubble's own OS thread, or (ThreadModel::os_threads) the failure of the bubble this OS thread
 // runs a thread of, if it is being torn down.
@@ -319,6 +326,9 @@ class Bubble final : public Runtime {
   // std::terminate on the running bubble thread (bubble_teardown.cpp): fails the run if it has
   // not failed yet, then abandons the thread. Never returns.
   [[noreturn]] void terminate_current() noexcept;
+  // A crash (signal `sig`; 0: AddressSanitizer ended the process) on an OS thread that runs this
+  // bubble: writes the report to standard error (bubble_crash.cpp).
+  void report_crash(int sig, const siginfo_t* info) noexcept;
 
  private:
   friend class ThreadHandleImpl;

@@ -135,6 +135,7 @@ RunResult Bubble::execute(std::function<void(Runtime&)> root) {
   detail::set_current_runtime(this);
   detail::tl_tracing = tracing_;
   install_terminate_handler();
+  install_crash_report();
   struct Restore {
     Bubble* b;
     ~Restore() {

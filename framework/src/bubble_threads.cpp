@@ -102,6 +102,7 @@ void* Bubble::os_thread_main(void* record) {
 
 void Bubble::enter_os_thread(BThread* t) {
   tl_bubble = this;
+  install_crash_report();
   detail::set_current_runtime(this);
   detail::tl_tracing = tracing_;
   if (races_) [[unlikely]] {
