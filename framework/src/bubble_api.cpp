@@ -128,6 +128,11 @@ void** intercepted_thread_slot() noexcept {
 InterceptedRunState* intercepted_run_state() noexcept {
   return tl_bubble != nullptr ? tl_bubble->intercept_run_state() : nullptr;
 }
+
+void fail_intercepted_run(const std::string& what, std::string_view operation,
+                          SourceLocation where) {
+  if (tl_bubble != nullptr) tl_bubble->fail_on_current_thread(what, operation, where);
+}
 }  // namespace detail
 
 }  // namespace bubble

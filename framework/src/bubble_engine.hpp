@@ -196,6 +196,9 @@ struct TimerSlot {
 // The strategy text that reproduces a run: seeded strategies reproduce themselves; a choices
 // strategy (or a replay) is reproduced by the schedule it recorded.
 std::string replay_strategy_text(const Strategy& strategy, const Schedule& schedule);
+// What replay lines start with: "replay: BUBBLE_STRATEGY=", after the LD_PRELOAD of a preloaded
+// interposer (interposer_presence.cpp).
+std::string replay_prefix();
 
 // While a failed run is torn down, the failure that started the teardown (for the terminate
 // handler; nullptr otherwise).
@@ -329,6 +332,10 @@ class Bubble final : public Runtime {
   // A crash (signal `sig`; 0: AddressSanitizer ended the process) on an OS thread that runs this
   // bubble: writes the report to standard error (bubble_crash.cpp).
   void report_crash(int sig, const siginfo_t* info) noexcept;
+  // Fails the run with what the running thread did: "thread #2 "name" " + what, in `operation`
+  // (static text) at `where`, which becomes its last operation.
+  void fail_on_current_thread(const std::string& what, std::string_view operation,
+                              SourceLocation where);
 
  private:
   friend class ThreadHandleImpl;

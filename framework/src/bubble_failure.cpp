@@ -23,8 +23,7 @@ std::string Bubble::when() const {
 }
 
 std::string Bubble::replay_line() const {
-  std::string line =
-      "replay: BUBBLE_STRATEGY=" + replay_strategy_text(strategy_, picks_.schedule());
+  std::string line = replay_prefix() + replay_strategy_text(strategy_, picks_.schedule());
   if (!options_.replay_command.empty()) line += " " + options_.replay_command;
   return line;
 }
@@ -113,6 +112,19 @@ void Bubble::fail_with_exception(BThread* t, std::exception_ptr e) {
   failure_exception_ = std::move(e);
 }
 
+void Bubble::fail_on_current_thread(const std::string& what, std::string_view operation,
+                                    SourceLocation where) {
+  BThread* t = current_;
+  if (t != nullptr) {
+    t->last_kind = operation;
+    t->last_where = where;
+  }
+  fail((t != nullptr ? "thread #" + std::to_string(t->id) + " \"" + t->name + "\" "
+                     : std::string("a timer callback ")) +
+           what,
+       false);
+}
+
 void Bubble::fail_livelock(const BThread* t, const WaitInfo& what) {
   const std::uint64_t since = last_progress_;
   fail("livelock: thread #" + std::to_string(t->id) + " \"" + t->name + "\" spun " +
@@ -147,11 +159,18 @@ std::string Bubble::describe_for_watchdog(const void* self) {
   std::string last = t != nullptr
                          ? std::string(t->last_kind) + " at " + location_text(t->last_where)
                          : std::string("-");
+  // Read while the thread runs on: it is stuck, so its record and the picks do not change.
   return "bubble: watchdog: " + who + " of " + b->name_ + " has run for more than " +
          std::to_string(b->options_.watchdog.count()) +
-         " ms of real time without reaching a scheduling point (blocked on a std::mutex, in real "
-         "I/O, or looping?); its last scheduling point was " +
-         last + ". Aborting.";
+         " ms of real time without reaching a scheduling point, so the bubble can neither switch "
+         "threads nor move time. A bubble sees the operations of its own primitives, and in a run "
+         "with Options::intercept_std the standard library's threads, locks, condition variables, "
+         "clocks, sleeps, yields and futex waits (with bubble::instrument, atomics too); it cannot "
+         "see a loop that makes none of them (a spin on an atomic without a yield, a computation "
+         "that never ends), real I/O (a socket, a pipe, a file that blocks), or a lock it does not "
+         "intercept (a pthread_spinlock_t, a pthread_barrier_t, a futex system call made without "
+         "syscall(), a lock held by a thread outside the bubble). Its last scheduling point was " +
+         last + ".\n" + b->replay_line() + "\nAborting.";
 }
 
 }  // namespace bubble::engine

@@ -41,7 +41,7 @@ void RunFailure::rethrow_original() const {
 }
 
 std::string RunResult::replay_line() const {
-  return "replay: BUBBLE_STRATEGY=" + engine::replay_strategy_text(strategy, schedule);
+  return engine::replay_prefix() + engine::replay_strategy_text(strategy, schedule);
 }
 
 namespace engine {
@@ -80,6 +80,14 @@ Bubble::Bubble(const Options& options)
   name_ = options.name.empty() ? std::string("bubble") : options.name;
   if (options.stack_size == 0) {
     throw std::invalid_argument("bubble::run: Options::stack_size must be > 0, got 0");
+  }
+  // Also decides, once per process, what replay lines start with (interposer_presence.cpp).
+  if (!intercept_std_available() && options.intercept_std) {
+    throw std::invalid_argument(
+        "bubble::run: Options::intercept_std is true, but this program has no bubble::interpose, "
+        "so its std::thread, std::mutex, clocks and sleeps would run for real, outside the "
+        "bubble: link it (CMake: target_link_libraries(<your target> PRIVATE bubble::interpose)) "
+        "or preload it (LD_PRELOAD=<prefix>/lib/libbubble_interpose.so)");
   }
   if (options.max_virtual_time < Duration::zero()) {
     throw std::invalid_argument("bubble::run: Options::max_virtual_time must be >= 0, got " +

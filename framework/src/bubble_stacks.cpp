@@ -14,8 +14,10 @@ bool is_user_frame(const StackFrame& frame) noexcept {
   if (file.find("/c++/") != std::string_view::npos || file.rfind("/usr/include/", 0) == 0) {
     return false;
   }
+  // Bubble's headers wherever they are: in its source tree (framework/include/bubble/, also under
+  // add_subdirectory or FetchContent) or installed (<prefix>/include/bubble/); and its sources.
   for (std::string_view own :
-       {"framework/include/bubble/", "framework/src/", "framework/testing/", "interpose/src/"}) {
+       {"/include/bubble/", "framework/src/", "framework/testing/", "interpose/src/"}) {
     if (file.find(own) != std::string_view::npos) return false;
   }
   return true;

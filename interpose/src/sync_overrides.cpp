@@ -16,9 +16,11 @@
 
 #include "caller.hpp"
 #include "intercepted.hpp"
+#include "outside_threads.hpp"
 #include "time_mapping.hpp"
 
 namespace d = bubble::interpose::detail;
+using bubble::interpose::detail::CondEntry;
 using bubble::interpose::detail::Intercepted;
 using bubble::interpose::detail::intercepted;
 using bubble::interpose::detail::MutexEntry;
@@ -105,8 +107,11 @@ int unlock(MutexEntry& e, ThreadRecord* self, bubble::SourceLocation where) noex
 int cond_wait_until(Intercepted in, pthread_cond_t* c, pthread_mutex_t* m,
                     bubble::TimePoint deadline, bubble::SourceLocation where) {
   MutexEntry& e = in.state->mutex(m);
-  bubble::CondVar& cond = in.state->cond(c).cond;
+  CondEntry& entry = in.state->cond(c);
+  bubble::CondVar& cond = entry.cond;
   if (e.owner != in.self) return EPERM;
+  // Fails the run; the wait goes on, and is torn down with the run.
+  (void)d::fail_if_waited_on_outside(c, entry, "waits on", "pthread_cond_wait", where);
   const unsigned depth = e.depth;
   e.owner = nullptr;
   e.depth = 0;
@@ -131,6 +136,27 @@ int cond_wait_until(Intercepted in, pthread_cond_t* c, pthread_mutex_t* m,
   return cond.wait_until(lock, deadline, where) == std::cv_status::timeout ? ETIMEDOUT : 0;
 }
 
+// Whether `m` is held outside the bubble (the run then fails, and the lock with it): an intercepted
+// lock's first check.
+bool held_outside(const pthread_mutex_t* m, const MutexEntry& e, const char* call,
+                  bubble::SourceLocation where) noexcept {
+  try {
+    return d::fail_if_held_outside(m, e, "locks", call, where);
+  } catch (...) {
+    return false;  // No memory for the report: the lock goes on as if nobody held it.
+  }
+}
+
+// A notify of `c` while threads outside the bubble wait on it fails the run (the notify still
+// reaches the bubble's waiters, which are torn down with the run).
+void notified_outside(const pthread_cond_t* c, const CondEntry& e, const char* call,
+                      bubble::SourceLocation where) noexcept {
+  try {
+    (void)d::fail_if_waited_on_outside(c, e, "notifies", call, where);
+  } catch (...) {
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -139,8 +165,9 @@ int pthread_mutex_lock(pthread_mutex_t* m) noexcept {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_mutex_lock)(m);
-  return lock_noexcept(in.state->mutex(m), in.self, bubble::kNoDeadline,
-                       BUBBLE_CALLER(pthread_mutex_lock));
+  MutexEntry& e = in.state->mutex(m);
+  if (held_outside(m, e, "pthread_mutex_lock", BUBBLE_CALLER(pthread_mutex_lock))) return EDEADLK;
+  return lock_noexcept(e, in.self, bubble::kNoDeadline, BUBBLE_CALLER(pthread_mutex_lock));
 }
 
 int pthread_mutex_trylock(pthread_mutex_t* m) noexcept {
@@ -148,6 +175,8 @@ int pthread_mutex_trylock(pthread_mutex_t* m) noexcept {
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_mutex_trylock)(m);
   MutexEntry& e = in.state->mutex(m);
+  if (held_outside(m, e, "pthread_mutex_trylock", BUBBLE_CALLER(pthread_mutex_trylock)))
+    return EBUSY;
   if (e.owner == in.self && e.kind == PTHREAD_MUTEX_RECURSIVE) {
     ++e.depth;
     return 0;
@@ -163,7 +192,10 @@ int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* abs) noex
     return BUBBLE_REAL(pthread_mutex_timedlock)(m, abs);
   if (!valid(abs)) return EINVAL;
   bubble::Runtime& rt = in.state->runtime();
-  return lock_noexcept(in.state->mutex(m), in.self, d::deadline_of(rt, d::ClockKind::wall, *abs),
+  MutexEntry& e = in.state->mutex(m);
+  if (held_outside(m, e, "pthread_mutex_timedlock", BUBBLE_CALLER(pthread_mutex_timedlock)))
+    return EDEADLK;
+  return lock_noexcept(e, in.self, d::deadline_of(rt, d::ClockKind::wall, *abs),
                        BUBBLE_CALLER(pthread_mutex_timedlock));
 }
 
@@ -174,7 +206,10 @@ int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock,
     return BUBBLE_REAL(pthread_mutex_clocklock)(m, clock, abs);
   const d::ClockKind kind = d::classify(clock);
   if (kind == d::ClockKind::other || !valid(abs)) return EINVAL;
-  return lock_noexcept(in.state->mutex(m), in.self, d::deadline_of(in.state->runtime(), kind, *abs),
+  MutexEntry& e = in.state->mutex(m);
+  if (held_outside(m, e, "pthread_mutex_clocklock", BUBBLE_CALLER(pthread_mutex_clocklock)))
+    return EDEADLK;
+  return lock_noexcept(e, in.self, d::deadline_of(in.state->runtime(), kind, *abs),
                        BUBBLE_CALLER(pthread_mutex_clocklock));
 }
 
@@ -227,7 +262,9 @@ int pthread_cond_signal(pthread_cond_t* c) noexcept {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_cond_signal)(c);
-  in.state->cond(c).cond.notify_one(BUBBLE_CALLER(pthread_cond_signal));
+  CondEntry& e = in.state->cond(c);
+  notified_outside(c, e, "pthread_cond_signal", BUBBLE_CALLER(pthread_cond_signal));
+  e.cond.notify_one(BUBBLE_CALLER(pthread_cond_signal));
   return 0;
 }
 
@@ -235,7 +272,9 @@ int pthread_cond_broadcast(pthread_cond_t* c) noexcept {
   Intercepted in = intercepted();
   if (!in) [[likely]]
     return BUBBLE_REAL(pthread_cond_broadcast)(c);
-  in.state->cond(c).cond.notify_all(BUBBLE_CALLER(pthread_cond_broadcast));
+  CondEntry& e = in.state->cond(c);
+  notified_outside(c, e, "pthread_cond_broadcast", BUBBLE_CALLER(pthread_cond_broadcast));
+  e.cond.notify_all(BUBBLE_CALLER(pthread_cond_broadcast));
   return 0;
 }
 

@@ -66,6 +66,25 @@ void in_bubble(F body) {
 
 // --- A primitive of the system runtime used inside a bubble --------------------------------
 
+// Asking a bubble to intercept the standard library in a program without bubble::interpose (this
+// one) fails at once, saying how to link or preload it: the run would otherwise pass, with its
+// std::threads and clocks real, outside the bubble.
+TEST(Misuse, InterceptingTheStandardLibraryWithoutTheInterposer) {
+  ASSERT_FALSE(bubble::intercept_std_available());
+  bool ran = false;
+  const std::string m =
+      logic_error_of([&] { bubble::run({.intercept_std = true}, [&](Runtime&) { ran = true; }); });
+  EXPECT_NE(m.find("bubble::run: Options::intercept_std is true, but this program has no "
+                   "bubble::interpose"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("target_link_libraries(<your target> PRIVATE bubble::interpose)"),
+            std::string::npos)
+      << m;
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(bubble::replay_line(bubble::Strategy::random(5)), "replay: BUBBLE_STRATEGY=random:5");
+}
+
 TEST(Misuse, SystemMutexLockedInABubble) {
   bubble::Mutex mu(bubble::system_runtime());  // A fixture member, say.
   in_bubble([&](Runtime&) {

@@ -267,10 +267,21 @@ class DeadlockError : public RunFailure {
 // Runs `root` as the root thread (#1, "root") of a new bubble on the calling OS thread and
 // returns once every bubble thread has exited; throws as described above. Calling run() from
 // inside a bubble throws std::logic_error. Bad options (a zero stack size, an empty root) throw
-// std::invalid_argument.
+// std::invalid_argument, and so does Options::intercept_std in a program that has no interposer
+// (intercept_std_available()): its std::thread, std::mutex and clocks would run for real.
 RunResult run(const Options& options, std::function<void(Runtime&)> root);
 // run() with default options.
 RunResult run(std::function<void(Runtime&)> root);
+
+// Whether this process has bubble::interpose, linked into the program or preloaded
+// (LD_PRELOAD=libbubble_interpose.so), so that Options::intercept_std can take effect.
+bool intercept_std_available() noexcept;
+
+// The line that replays a run of `strategy` in this process ("replay: BUBBLE_STRATEGY=random:7"),
+// as failure messages end. In a program whose interposer is preloaded, it starts with the
+// LD_PRELOAD that loaded it ("replay: LD_PRELOAD=/usr/lib/libbubble_interpose.so
+// BUBBLE_STRATEGY=random:7"), without which the replay would run on real threads.
+std::string replay_line(const Strategy& strategy);
 
 // Returns when every other thread of the calling thread's bubble is blocked or has exited.
 // Does not move time (timers already due fire first, as at any scheduling decision). Throws

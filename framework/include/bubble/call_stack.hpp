@@ -27,8 +27,9 @@ using StackSymbolizer = std::function<std::vector<StackFrame>(const std::vector<
 
 // True if `frame` is the user's code: it has a source file, and that file is neither a header of
 // the standard library or another system library (a path containing "/c++/" or starting with
-// "/usr/include/") nor a source of bubble itself (a path containing "framework/include/bubble/",
-// "framework/src/", "framework/testing/" or "interpose/src/", the standard-library interposer).
+// "/usr/include/") nor a source of bubble itself (a path containing "/include/bubble/", bubble's
+// headers in its source tree or installed under any prefix, "framework/src/", "framework/testing/"
+// or "interpose/src/", the standard-library interposer).
 // Failure reports mark the first such frame of a blocked thread's stack and give its line as the
 // thread's location.
 bool is_user_frame(const StackFrame& frame) noexcept;

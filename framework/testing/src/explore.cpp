@@ -184,8 +184,9 @@ std::string shrunk_line(const ShrinkResult& r, std::size_t had, const std::strin
                      (r.preemptions == 1 ? " preemption" : " preemptions") +
                      " (the failing run had " + std::to_string(had) + "; " +
                      std::to_string(r.runs) + " runs" +
-                     (r.budget_exhausted ? ", stopped at the search's budget" : "") +
-                     "): BUBBLE_STRATEGY=" + r.schedule.to_strategy().to_string();
+                     (r.budget_exhausted ? ", stopped at the search's budget" : "") + "): " +
+                     // replay_line without its "replay: ": the environment that replays it.
+                     bubble::replay_line(r.schedule.to_strategy()).substr(8);
   return with_command(std::move(line), command);
 }
 
@@ -382,10 +383,9 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
         if (replay_line.empty()) {
           // The run ended without a RunFailure (failed assertions, or an exception the engine
           // passes through unchanged): build the same line the engine would have.
-          replay_line =
-              with_command(result ? result->replay_line()
-                                  : "replay: BUBBLE_STRATEGY=" + run_options.strategy.to_string(),
-                           options.replay_command);
+          replay_line = with_command(
+              result ? result->replay_line() : bubble::replay_line(run_options.strategy),
+              options.replay_command);
           message += "\n" + replay_line;
         }
         outcome.replay_line = replay_line;

@@ -34,7 +34,7 @@ Strategy case_strategy(const RunFailure& e) {
 // A RunFailure's message with its last line, the replay line, replaced by case_schedule_line.
 std::string case_failure_message(const RunFailure& e) {
   std::string message = e.what();
-  const std::size_t at = message.rfind("\nreplay: BUBBLE_STRATEGY=");
+  const std::size_t at = message.rfind("\nreplay: ");
   if (at != std::string::npos) message.erase(at);
   return message + "\n" + case_schedule_line(case_strategy(e));
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,20 +27,14 @@ bool preload_required() {
   return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
-// Whether steady_clock reads the bubble's virtual clock inside an intercepting run, which only the
-// interposer makes it do (no sleeping: the run only reads clocks).
-bool intercepting() {
-  bool virtual_clock = false;
-  bubble::Options options;
-  options.intercept_std = true;
-  bubble::run(options, [&](bubble::Runtime& rt) {
-    virtual_clock = steady_clock::now().time_since_epoch() == rt.now().time_since_epoch();
-  });
-  return virtual_clock;
+// Whether this run can intercept: the interposer is preloaded (or the test skips, or fails when
+// BUBBLE_REQUIRE_PRELOAD says it must be).
+bool preloaded() {
+  return bubble::intercept_std_available();
 }
 
 TEST(InterposePreload, StdThreadsLocksAndSleepsRunInVirtualTimeWithThePreloadedInterposer) {
-  if (!intercepting()) {
+  if (!preloaded()) {
     if (preload_required()) FAIL() << "LD_PRELOAD did not make the bubble intercept std";
     GTEST_SKIP() << "libbubble_interpose.so is not preloaded: run with "
                     "LD_PRELOAD=/path/to/libbubble_interpose.so";
@@ -62,6 +57,51 @@ TEST(InterposePreload, StdThreadsLocksAndSleepsRunInVirtualTimeWithThePreloadedI
   });
   EXPECT_EQ(done, (std::vector<std::chrono::nanoseconds>{1h, 2h, 3h}));
   EXPECT_EQ(result.elapsed, 3h);
+}
+
+// Property: the replay line of a failed run of a preloaded program carries the LD_PRELOAD that
+// loaded the interposer, so that run as printed it replays in the bubble, not on real threads.
+TEST(InterposePreload, ReplayLinesCarryTheLdPreload) {
+  if (!preloaded()) {
+    if (preload_required()) FAIL() << "LD_PRELOAD did not make the bubble intercept std";
+    GTEST_SKIP() << "libbubble_interpose.so is not preloaded";
+  }
+  const std::string preload = std::getenv("LD_PRELOAD");
+  std::string message;
+  try {
+    bubble::run({.strategy = bubble::Strategy::random(3), .intercept_std = true},
+                [](bubble::Runtime&) {
+                  std::mutex m;
+                  std::lock_guard hold(m);
+                  std::thread t([&] { std::lock_guard lock(m); });  // Never: a deadlock.
+                  t.join();
+                });
+  } catch (const bubble::RunFailure& failure) {
+    message = failure.what();
+  }
+  EXPECT_EQ(message.substr(message.rfind('\n') + 1),
+            "replay: LD_PRELOAD=" + preload + " BUBBLE_STRATEGY=random:3")
+      << message;
+  EXPECT_EQ(bubble::replay_line(bubble::Strategy::fifo()),
+            "replay: LD_PRELOAD=" + preload + " BUBBLE_STRATEGY=fifo");
+}
+
+// Without the interposer, a run that asks for interception fails at once, saying how to get it,
+// instead of running the standard library's threads and clocks for real.
+TEST(InterposePreload, InterceptingWithoutTheInterposerFailsAtOnce) {
+  if (preloaded()) GTEST_SKIP() << "the interposer is preloaded";
+  try {
+    bubble::run({.intercept_std = true}, [](bubble::Runtime&) {});
+    FAIL() << "the run started";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Options::intercept_std is true, but this program has no "
+                        "bubble::interpose"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("LD_PRELOAD=<prefix>/lib/libbubble_interpose.so"), std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include <bubble/runtime.hpp>
 
 // The hook through which bubble::interpose (interpose/) finds the bubble of the calling thread.
@@ -33,5 +36,14 @@ struct InterceptedRunState {
 // Only while tl_intercepting_runtime is set: the running bubble's InterceptedRunState, the same
 // for every thread of the run on whichever OS thread it runs (ThreadModel::os_threads).
 InterceptedRunState* intercepted_run_state() noexcept;
+
+// Only while tl_intercepting_runtime is set, on one of its threads: fails the run, as a failure of
+// the program, with `what` the running thread did ("thread #2 "std::thread" " + what) in the call
+// `operation` (a string literal: "pthread_mutex_lock") at `where`, which the report shows as the
+// thread's last operation: something the interposer detects that the bubble cannot model, such
+// as an object shared with a thread outside the bubble. The report is written at once; the thread
+// goes on, and its next blocking call is torn down.
+void fail_intercepted_run(const std::string& what, std::string_view operation,
+                          SourceLocation where);
 
 }  // namespace bubble::detail
