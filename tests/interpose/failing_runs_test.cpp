@@ -203,4 +203,40 @@ TEST(FailingRuns, DeadlocksInStdMutexLockEndInReportsOverManySchedules) {
   EXPECT_GT(deadlocks, 0);
 }
 
+// The same failing runs with every bubble thread on an OS thread of its own
+// (ThreadModel::os_threads): each still ends in its report, and the process goes on.
+TEST(FailingRuns, OsThreadsEndEveryFailingRunInItsReport) {
+  const bubble::Options os_threads{.thread_model = bubble::ThreadModel::os_threads};
+  std::string m = failure_of(
+      [] {
+        std::mutex m1;
+        std::mutex m2;
+        std::condition_variable never;
+        std::unique_lock hold(m1);
+        std::thread t([&] { std::lock_guard lock(m1); });
+        std::unique_lock wait(m2);
+        never.wait(wait);
+        t.join();
+      },
+      os_threads);
+  EXPECT_NE(m.find("deadlock: all threads are blocked"), std::string::npos) << m;
+  EXPECT_EQ(m.substr(m.rfind('\n') + 1), "replay: BUBBLE_STRATEGY=fifo") << m;
+  m = failure_of([] { std::thread forgotten([] { std::this_thread::sleep_for(1s); }); },
+                 os_threads);
+  EXPECT_NE(m.find("thread #1 \"root\" called std::terminate"), std::string::npos) << m;
+  m = failure_of(
+      [] {
+        std::mutex shared;
+        std::mutex replies;
+        std::condition_variable reply;
+        Worker worker(shared);
+        std::unique_lock hold(shared);
+        worker.poke();
+        std::unique_lock wait_reply(replies);
+        reply.wait(wait_reply);
+      },
+      os_threads);
+  EXPECT_NE(m.find("deadlock: all threads are blocked"), std::string::npos) << m;
+}
+
 }  // namespace
