@@ -1,12 +1,12 @@
 # bubble_add_component(<name> [PUBLIC_DEPS <target>...] [PRIVATE_DEPS <target>...] [INCLUDE_DIRS <dir>...])
 #
 # Defines the library bubble_<name> with the alias bubble::<name> (exported as bubble::<name>) from
-# include/ and src/*.cpp of the calling directory: public headers under include/bubble/, so code
+# include/ and the .cpp files under src/ (its subfolders too) of the calling directory: public headers under include/bubble/, so code
 # includes <bubble/...> both in-tree and installed. Adds install rules when BUBBLE_INSTALL is ON.
 function(bubble_add_component name)
   cmake_parse_arguments(ARG "" "" "PUBLIC_DEPS;PRIVATE_DEPS;INCLUDE_DIRS" ${ARGN})
   set(target bubble_${name})
-  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp")
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp")
   if(sources)
     add_library(${target} ${sources})
     set(public PUBLIC)

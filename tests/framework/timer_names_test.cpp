@@ -73,7 +73,7 @@ TEST(TimerNames, UnnamedTimerKeepsTheBareId) {
 }
 
 // The lines of `trace` that mention `needle`, each without its location (a last field with a
-// '/' and a ':' in it, "../../framework/src/timer.cpp:109").
+// '/' and a ':' in it, "../../framework/src/primitives/timer.cpp:109").
 std::string lines_with(const std::string& trace, const std::string& needle) {
   std::string out;
   std::size_t begin = 0;

@@ -32,8 +32,8 @@ void check_operations() {
   T expected = 0;
   EXPECT_FALSE(a.compare_exchange_strong(expected, 1));
   EXPECT_EQ(expected, T{4});
-  EXPECT_TRUE(a.compare_exchange_weak(expected, 11, std::memory_order_acq_rel,
-                                      std::memory_order_acquire));
+  EXPECT_TRUE(
+      a.compare_exchange_weak(expected, 11, std::memory_order_acq_rel, std::memory_order_acquire));
   EXPECT_EQ(a.load(), T{11});
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
@@ -144,19 +144,22 @@ TEST(InstrumentHooks, ReallocatedMemoryStartsWithoutHistory) {
     bubble::Options options;
     options.intercept_std = true;
     options.strategy = seed == 0 ? bubble::Strategy::fifo() : bubble::Strategy::random(seed);
-    EXPECT_NO_THROW(bubble::run(options, [&](bubble::Runtime&) {
-      auto churn = [] {
-        for (int i = 0; i < 4; ++i) {
-          auto block = std::make_unique<std::uint64_t[]>(8);
-          for (int k = 0; k < 8; ++k) block[k] = static_cast<std::uint64_t>(k);
-          asm volatile("" : : "r"(block.get()) : "memory");  // The writes stay.
-        }
-      };
-      std::thread a(churn);
-      std::thread b(churn);
-      a.join();
-      b.join();
-    })) << "seed " << seed;
+    EXPECT_NO_THROW(
+        bubble::run(options,
+                    [&](bubble::Runtime&) {
+                      auto churn = [] {
+                        for (int i = 0; i < 4; ++i) {
+                          auto block = std::make_unique<std::uint64_t[]>(8);
+                          for (int k = 0; k < 8; ++k) block[k] = static_cast<std::uint64_t>(k);
+                          asm volatile("" : : "r"(block.get()) : "memory");  // The writes stay.
+                        }
+                      };
+                      std::thread a(churn);
+                      std::thread b(churn);
+                      a.join();
+                      b.join();
+                    }))
+        << "seed " << seed;
   }
 }
 

@@ -80,8 +80,9 @@ TEST(LimiterNames, RateLimiterTokensInAFailureReport) {
       },
       {.max_virtual_time = 1min});
   EXPECT_NE(m.find("max_virtual_time"), std::string::npos) << m;
-  EXPECT_EQ(line_without_location(m, "  thread #4 "),
-            "  thread #4 \"waiting\": blocked on CondVar::wait \"rate_limiter.tokens\" (object #16)")
+  EXPECT_EQ(
+      line_without_location(m, "  thread #4 "),
+      "  thread #4 \"waiting\": blocked on CondVar::wait \"rate_limiter.tokens\" (object #16)")
       << m;
   EXPECT_EQ(line_without_location(m, "  thread #2 "),
             "  thread #2 \"pool/worker-0\": blocked on CondVar::wait \"pool.work\" (object #2)")

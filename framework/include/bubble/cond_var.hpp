@@ -103,7 +103,7 @@ class CondVar {
 
   // Wakes the longest-waiting thread, if any. Never blocks. With no thread waiting it costs one
   // load (no lock): a thread that waits does so while it holds the Mutex, so a notifier that
-  // changed the condition under that Mutex sees it counted (see cond_var.cpp).
+  // changed the condition under that Mutex sees it counted (see primitives/cond_var.cpp).
   void notify_one(SourceLocation where = SourceLocation::current());
 
   // Wakes every waiting thread. Never blocks. As cheap as notify_one when no thread waits.

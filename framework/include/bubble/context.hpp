@@ -177,7 +177,7 @@ class Context {
       : state_(std::move(state)) {}
   const detail::ContextStateBase* state_base() const noexcept { return state_.get(); }
 
-  // Always non-null; points at a detail::ContextState (defined in context.cpp).
+  // Always non-null; points at a detail::ContextState (defined in primitives/context.cpp).
   std::shared_ptr<detail::ContextStateBase> state_;
 };
 

@@ -374,7 +374,8 @@ class Runtime {
   const bool controlled_;
   bool checks_races_ = false;
   const std::uint64_t serial_;
-  // The hook of the registry of live runtimes (guarded by the registry's lock, in runtime.cpp).
+  // The hook of the registry of live runtimes (guarded by the registry's lock, in
+  // kernel/runtime.cpp).
   detail::ListHook<Runtime> live_hook_;
   friend struct RuntimeRegistry;
 };

@@ -81,7 +81,7 @@ class Semaphore {
   std::uint64_t id() const noexcept { return id_; }
 
  private:
-  // Returns the waiter's final status (see semaphore.cpp).
+  // Returns the waiter's final status (see primitives/semaphore.cpp).
   int acquire_impl(TimePoint deadline, const Context* ctx, const char* kind, SourceLocation where);
 
   Runtime* rt_;

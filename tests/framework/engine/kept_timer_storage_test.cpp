@@ -1,8 +1,8 @@
 // The timer storage an OS thread keeps from one bubble run to the next
-// (Bubble::borrow_timer_storage in framework/src/bubble_engine.hpp): the next run reuses it
+// (Bubble::borrow_timer_storage in framework/src/engine/bubble.hpp): the next run reuses it
 // empty, and a big run's storage is returned after a smaller one.
 
-#include "bubble_engine.hpp"
+#include "engine/bubble.hpp"
 
 #include <gtest/gtest.h>
 

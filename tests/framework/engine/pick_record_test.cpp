@@ -1,7 +1,7 @@
-// The schedule a bubble run records (framework/src/bubble_picks.hpp), on its own: picks after
+// The schedule a bubble run records (framework/src/engine/pick_record.hpp), on its own: picks after
 // pending zeros, growth, and the vector the OS thread keeps from one run to the next.
 
-#include "bubble_picks.hpp"
+#include "engine/pick_record.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The bubble's run queue (framework/src/bubble_run_queue.hpp), on its own: a ring buffer of
+// The bubble's run queue (framework/src/engine/run_queue.hpp), on its own: a ring buffer of
 // thread pointers, first in first out, with removal at any index keeping the others' order.
 
-#include "bubble_run_queue.hpp"
+#include "engine/run_queue.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// The bubble's timer heap (framework/src/bubble_timer_heap.hpp), on its own: runs of timers that
+// The bubble's timer heap (framework/src/engine/timer_heap.hpp), on its own: runs of timers that
 // share a deadline, in a 4-ary min-heap, that yield timers by deadline, and timers with the same
 // deadline in creation order.
 
-#include "bubble_timer_heap.hpp"
+#include "engine/timer_heap.hpp"
 
 #include <gtest/gtest.h>
 

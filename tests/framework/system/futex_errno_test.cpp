@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <ctime>
 
-#include "futex.hpp"
+#include "kernel/futex.hpp"
 
 namespace {
 

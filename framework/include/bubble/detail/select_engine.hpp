@@ -11,9 +11,9 @@
 
 namespace bubble::detail {
 
-// The part of bubble::select that does not depend on the cases' value types (select.cpp). The
-// template in select.hpp describes each case with a SelectCase on its own stack and calls
-// run_select; nothing here allocates.
+// The part of bubble::select that does not depend on the cases' value types
+// (primitives/select.cpp). The template in select.hpp describes each case with a SelectCase on its
+// own stack and calls run_select; nothing here allocates.
 
 // What run_select needs from a channel, per element type (SelectChannel<T> in select.hpp). Every
 // function but lock and unlock is called with the channel locked.

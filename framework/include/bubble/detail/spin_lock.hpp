@@ -42,7 +42,7 @@ class SpinLock {
   static constexpr std::uint32_t kHeld = 1;
   static constexpr std::uint32_t kSleptOn = 2;
 
-  // Spins, then sleeps until the lock is taken (framework/src/spin_lock.cpp).
+  // Spins, then sleeps until the lock is taken (framework/src/kernel/spin_lock.cpp).
   void lock_slow() noexcept;
   // Wakes one thread sleeping in lock_slow.
   void wake_one() noexcept;
