@@ -4,7 +4,7 @@
 // once by try_submit (load shedding), never queued without bound.
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/testing.hpp>
 
 #include <gtest/gtest.h>

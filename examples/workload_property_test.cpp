@@ -1,7 +1,7 @@
 // Guide: writing a property over workloads and schedules (docs/GUIDE-PROPERTIES.md).
 #include <bubble/context.hpp>
 #include <bubble/mutex.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/wait_group.hpp>
 

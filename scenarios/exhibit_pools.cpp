@@ -1,6 +1,6 @@
 // A deliberately small pool: one Mutex, two CondVars, a deque. With PoolFlaw::none it keeps the
-// promises of pool.hpp for the options it honours; each flaw breaks one of them the way a
-// careless edit would.
+// promises of <bubble/pool/pool.hpp> for the options it honours; each flaw breaks one of them the
+// way a careless edit would.
 #include <bubble/cond_var.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/mutex.hpp>

@@ -4,10 +4,10 @@
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
+#include <bubble/limiter/token_bucket.hpp>
 #include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
-#include <bubble/token_bucket.hpp>
 
 #include <rapidcheck.h>
 

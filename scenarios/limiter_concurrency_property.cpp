@@ -2,9 +2,9 @@
 // hold them and release them; the admission times equal those of a model of a weighted FIFO
 // semaphore, exactly, and no more than the limit is ever in flight.
 #include <bubble/bubble.hpp>
-#include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
+#include <bubble/limiter/concurrency_limiter.hpp>
 #include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>

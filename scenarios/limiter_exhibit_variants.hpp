@@ -8,7 +8,7 @@
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/mutex.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/thread.hpp>
 #include <bubble/timer.hpp>

@@ -4,8 +4,8 @@
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>

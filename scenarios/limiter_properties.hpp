@@ -4,7 +4,7 @@
 // suite runs them against the library and the exhibit tests run them against known-bad variants.
 // Every property is a RapidCheck testable (no arguments; it draws its inputs with `*gen`, which
 // are printed with their names and units in a counterexample). Private to the scenarios library.
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
 
 #include <rapidcheck.h>
 

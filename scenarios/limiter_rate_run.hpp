@@ -5,7 +5,7 @@
 // scenarios library.
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
 

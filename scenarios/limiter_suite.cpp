@@ -1,10 +1,10 @@
 // Scenario suite "limiter": properties of the RateLimiter, the TokenBucket, the ConcurrencyLimiter
 // and the TicketBooth over generated workloads and generated schedules, each run in a bubble
 // (exact virtual time). The properties themselves are in limiter_properties.hpp.
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/limiter/ticket_booth.hpp>
 #include <bubble/scenarios/property.hpp>
 #include <bubble/scenarios/suites.hpp>
-#include <bubble/ticket_booth.hpp>
 
 #include <string>
 

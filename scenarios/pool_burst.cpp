@@ -4,7 +4,7 @@
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/scenarios/pool_properties.hpp>
 #include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>

@@ -1,4 +1,4 @@
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/scenarios/pool_under_test.hpp>
 
 namespace bubble::scenarios {

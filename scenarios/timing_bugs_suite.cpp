@@ -5,16 +5,16 @@
 #include <bubble/channel.hpp>
 #include <bubble/context.hpp>
 #include <bubble/gen/schedule.hpp>
+#include <bubble/limiter/ticket_booth.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/scenarios/property.hpp>
 #include <bubble/scenarios/suites.hpp>
 #include <bubble/scenarios/timing_exhibits.hpp>
 #include <bubble/testing/case.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
-#include <bubble/ticket_booth.hpp>
 #include <bubble/timer.hpp>
 #include <bubble/wait_group.hpp>
 

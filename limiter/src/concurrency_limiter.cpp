@@ -1,4 +1,4 @@
-#include <bubble/concurrency_limiter.hpp>
+#include <bubble/limiter/concurrency_limiter.hpp>
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
 
 #include <mutex>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include <bubble/ticket_booth.hpp>
+#include <bubble/limiter/ticket_booth.hpp>
 
 #include <bubble/timer.hpp>
 

@@ -1,4 +1,4 @@
-#include <bubble/token_bucket.hpp>
+#include <bubble/limiter/token_bucket.hpp>
 
 #include <optional>
 

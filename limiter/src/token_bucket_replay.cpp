@@ -1,6 +1,6 @@
-#include <bubble/token_bucket_replay.hpp>
+#include <bubble/limiter/token_bucket_replay.hpp>
 
-#include <bubble/token_bucket_core.hpp>
+#include <bubble/limiter/token_bucket_core.hpp>
 
 #include <algorithm>
 #include <cctype>

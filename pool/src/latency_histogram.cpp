@@ -1,4 +1,4 @@
-#include <bubble/latency_histogram.hpp>
+#include <bubble/pool/latency_histogram.hpp>
 
 #include <algorithm>
 #include <cmath>

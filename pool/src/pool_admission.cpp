@@ -12,7 +12,7 @@
 #include <utility>
 
 #include <bubble/errc.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 
 #include "pool_impl.hpp"
 

@@ -3,8 +3,8 @@
 // Pool::Impl, the worker pool's state and the rules that keep it, shared by the three files that
 // implement it: pool.cpp (construction, start, shutdown, stats and the public Pool members),
 // pool_admission.cpp (submit: the locked path and the inbox) and pool_worker.cpp (the workers'
-// loop and the running of a job). Private to bubble::pool; see pool.hpp for the contract.
-// Helpers called on every job from more than one of those files are defined here, inline.
+// loop and the running of a job). Private to bubble::pool; see <bubble/pool/pool.hpp> for the
+// contract. Helpers called on every job from more than one of those files are defined here, inline.
 //
 // One bubble::Mutex guards everything but the inbox and the occupancy counts (lock-free, see
 // "The inbox" below): the queue (pool_queue.hpp), the counters and histograms, the flags and the
@@ -58,9 +58,9 @@
 #include <vector>
 
 #include <bubble/cond_var.hpp>
-#include <bubble/latency_histogram.hpp>
 #include <bubble/mutex.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/latency_histogram.hpp>
+#include <bubble/pool/pool.hpp>
 
 #include "pool_idle_workers.hpp"
 #include "pool_inbox.hpp"

@@ -1,12 +1,12 @@
-// The checks of PoolOptions and the names of JobStatus values (see pool_options.hpp and
-// job_outcome.hpp).
+// The checks of PoolOptions and the names of JobStatus values (see <bubble/pool/options.hpp> and
+// <bubble/pool/job_outcome.hpp>).
 
 #include "pool_options_check.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include <bubble/job_outcome.hpp>
+#include <bubble/pool/job_outcome.hpp>
 #include <bubble/time.hpp>
 
 namespace bubble {

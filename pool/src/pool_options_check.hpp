@@ -2,7 +2,7 @@
 
 // The check of a Pool's options. Private to bubble::pool.
 
-#include <bubble/pool_options.hpp>
+#include <bubble/pool/options.hpp>
 
 namespace bubble::detail {
 

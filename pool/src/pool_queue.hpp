@@ -22,8 +22,8 @@
 #include <vector>
 
 #include <bubble/context.hpp>
-#include <bubble/job.hpp>
-#include <bubble/job_outcome.hpp>
+#include <bubble/pool/job.hpp>
+#include <bubble/pool/job_outcome.hpp>
 #include <bubble/time.hpp>
 
 namespace bubble::detail {
@@ -159,10 +159,10 @@ class PoolQueue {
     ++size_;
   }
 
-  // Takes the next job per the pool's rules (see pool.hpp) and returns its node (to release()
-  // once done with), or nullptr if no queued job is eligible (queue empty, or every tenant with
-  // queued jobs is at `running_cap`, 0: none). `now` is the time at which the job is taken (for
-  // aging); `aging_step` 0 disables aging.
+  // Takes the next job per the pool's rules (see <bubble/pool/pool.hpp>) and returns its node (to
+  // release() once done with), or nullptr if no queued job is eligible (queue empty, or every
+  // tenant with queued jobs is at `running_cap`, 0: none). `now` is the time at which the job is
+  // taken (for aging); `aging_step` 0 disables aging.
   PoolNode* take(TimePoint now, Duration aging_step, int running_cap) {
     PoolLane* best_lane = nullptr;
     std::int64_t best_eff = 0;

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include <bubble/errc.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 
 #include "pool_impl.hpp"
 

@@ -3,8 +3,8 @@
 // standard library (bubble::interpose). Exits 0 when everything behaves as documented.
 #include <bubble/bubble.hpp>
 #include <bubble/interpose.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/version.hpp>
 
 #include <atomic>

@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/limiter/concurrency_limiter.hpp>
+#include <bubble/limiter/ticket_booth.hpp>
+#include <bubble/limiter/token_bucket.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
-#include <bubble/ticket_booth.hpp>
 #include <bubble/time.hpp>
-#include <bubble/token_bucket.hpp>
 
 namespace {
 

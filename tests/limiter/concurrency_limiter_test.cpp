@@ -1,11 +1,11 @@
 // ConcurrencyLimiter in bubbles, and its composition with a rate limiter: a rate limit for the
 // contract plus a concurrency limit for safety.
 #include <bubble/bubble.hpp>
-#include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
+#include <bubble/limiter/concurrency_limiter.hpp>
+#include <bubble/limiter/token_bucket.hpp>
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>
-#include <bubble/token_bucket.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,12 +4,12 @@
 // reach a bubble's failure reports.
 
 #include <bubble/bubble.hpp>
-#include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/concurrency_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/limiter/ticket_booth.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
-#include <bubble/ticket_booth.hpp>
 
 #include <gtest/gtest.h>
 

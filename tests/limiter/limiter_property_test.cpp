@@ -1,11 +1,11 @@
 // RapidCheck properties of the token bucket core (pure, generated request logs) and of the
 // RateLimiter (in bubbles, under generated schedules). Each states its property in a comment.
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/limiter/token_bucket_core.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/testing/property.hpp>
 #include <bubble/thread.hpp>
-#include <bubble/token_bucket_core.hpp>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>

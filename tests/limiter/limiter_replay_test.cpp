@@ -1,6 +1,6 @@
 // replay_decisions and parse_rate: the engine of `bubble limiter replay`.
-#include <bubble/token_bucket_core.hpp>
-#include <bubble/token_bucket_replay.hpp>
+#include <bubble/limiter/token_bucket_core.hpp>
+#include <bubble/limiter/token_bucket_replay.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // issued it, so no refund ever lets an interval admit more than n jobs. Exact virtual times.
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>
 

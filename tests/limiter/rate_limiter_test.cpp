@@ -1,9 +1,9 @@
 // RateLimiter in bubbles: every sentence of its contract, exact in virtual time.
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>
 

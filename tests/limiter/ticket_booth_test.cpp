@@ -3,9 +3,9 @@
 #include <bubble/bubble.hpp>
 #include <bubble/channel.hpp>
 #include <bubble/context.hpp>
+#include <bubble/limiter/ticket_booth.hpp>
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>
-#include <bubble/ticket_booth.hpp>
 #include <bubble/timer.hpp>
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Table tests of TokenBucketCore: the test vectors of golang.org/x/time/rate's rate_test.go (the
 // current upstream version), ported to explicit times. No runtime, no threads: exact.
-#include <bubble/token_bucket_core.hpp>
+#include <bubble/limiter/token_bucket_core.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // virtual time), reservations on the runtime's clock, and many threads sharing one bucket.
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
+#include <bubble/limiter/token_bucket.hpp>
 #include <bubble/testing.hpp>
-#include <bubble/token_bucket.hpp>
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <bubble/context.hpp>
-#include <bubble/job.hpp>
+#include <bubble/pool/job.hpp>
 
 namespace {
 

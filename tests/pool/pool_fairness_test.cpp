@@ -15,7 +15,7 @@
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>

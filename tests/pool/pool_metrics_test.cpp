@@ -14,10 +14,10 @@
 
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
-#include <bubble/latency_histogram.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/latency_histogram.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/testing.hpp>
 

@@ -4,7 +4,7 @@
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 
 #include <gtest/gtest.h>

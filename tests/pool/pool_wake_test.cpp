@@ -11,7 +11,7 @@
 
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/testing.hpp>
 #include <bubble/thread.hpp>

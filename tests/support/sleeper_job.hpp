@@ -2,7 +2,7 @@
 
 // A pool job that takes a known amount of (virtual) time.
 
-#include <bubble/job.hpp>
+#include <bubble/pool/job.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/time.hpp>
 

@@ -6,11 +6,11 @@
 //   RateLimiter::try_submit with an empty bucket          vs  std::mutex + token counter
 //
 // Figures and the command that produced them: docs/PERFORMANCE.md.
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/limiter/token_bucket.hpp>
+#include <bubble/limiter/token_bucket_core.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
-#include <bubble/token_bucket.hpp>
-#include <bubble/token_bucket_core.hpp>
 
 #include <benchmark/benchmark.h>
 

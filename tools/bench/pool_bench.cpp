@@ -50,9 +50,9 @@
 #include <bubble/bubble.hpp>
 #include <bubble/cond_var.hpp>
 #include <bubble/context.hpp>
-#include <bubble/latency_histogram.hpp>
 #include <bubble/mutex.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/latency_histogram.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 
 #include "least_pools.hpp"

@@ -15,7 +15,7 @@
 
 #include <bubble/bubble.hpp>
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/sim/engine.hpp>
 

@@ -1,6 +1,6 @@
 // `bubble limiter replay`: token-bucket decisions for a log of requests read from stdin.
+#include <bubble/limiter/token_bucket_replay.hpp>
 #include <bubble/sim/parse.hpp>
-#include <bubble/token_bucket_replay.hpp>
 
 #include <fmt/core.h>
 

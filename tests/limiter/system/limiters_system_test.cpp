@@ -1,12 +1,12 @@
 // RateLimiter, TicketBooth and ConcurrencyLimiter on the system runtime (real threads; run under
 // ThreadSanitizer in CI). Assertions are on counts, ordering and lower bounds of time only.
-#include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/concurrency_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/limiter/ticket_booth.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/thread.hpp>
-#include <bubble/ticket_booth.hpp>
 
 #include <gtest/gtest.h>
 

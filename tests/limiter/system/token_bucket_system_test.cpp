@@ -1,8 +1,8 @@
 // TokenBucket on the system runtime (real threads; run under ThreadSanitizer in CI). Assertions
 // are on counts, ordering and lower bounds of time only.
 #include <bubble/context.hpp>
+#include <bubble/limiter/token_bucket.hpp>
 #include <bubble/runtime.hpp>
-#include <bubble/token_bucket.hpp>
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <bubble/context.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/thread.hpp>
 #include <bubble/time.hpp>

@@ -16,7 +16,7 @@
 #include <bubble/errc.hpp>
 #include <bubble/latch.hpp>
 #include <bubble/notification.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/thread.hpp>
 

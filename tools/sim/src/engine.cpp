@@ -11,11 +11,11 @@
 #include <vector>
 
 #include <bubble/bubble.hpp>
-#include <bubble/concurrency_limiter.hpp>
 #include <bubble/context.hpp>
 #include <bubble/errc.hpp>
-#include <bubble/pool.hpp>
-#include <bubble/rate_limiter.hpp>
+#include <bubble/limiter/concurrency_limiter.hpp>
+#include <bubble/limiter/rate_limiter.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/sim/random.hpp>
 #include <bubble/thread.hpp>
 #include <bubble/wait_group.hpp>

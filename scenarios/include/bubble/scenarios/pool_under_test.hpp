@@ -6,10 +6,10 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
-#include <bubble/job.hpp>
-#include <bubble/job_options.hpp>
-#include <bubble/pool_metrics.hpp>
-#include <bubble/pool_options.hpp>
+#include <bubble/pool/job.hpp>
+#include <bubble/pool/job_options.hpp>
+#include <bubble/pool/metrics.hpp>
+#include <bubble/pool/options.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/time.hpp>
 
@@ -23,7 +23,7 @@ enum class SubmitKind { submit, try_submit, submit_within };
 const char* to_string(SubmitKind kind) noexcept;
 
 // The Pool interface of a pool implementation, with the meaning bubble::Pool documents
-// (pool.hpp). Destroying it without shutdown is the Pool destructor.
+// (<bubble/pool/pool.hpp>). Destroying it without shutdown is the Pool destructor.
 class PoolUnderTest {
  public:
   virtual ~PoolUnderTest() = default;

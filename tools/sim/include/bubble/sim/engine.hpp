@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <bubble/latency_histogram.hpp>
+#include <bubble/pool/latency_histogram.hpp>
 #include <bubble/sim/model.hpp>
 #include <bubble/time.hpp>
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <system_error>
 
-#include <bubble/job_outcome.hpp>
-#include <bubble/latency_histogram.hpp>
+#include <bubble/pool/job_outcome.hpp>
+#include <bubble/pool/latency_histogram.hpp>
 #include <bubble/time.hpp>
 
 namespace bubble {

@@ -4,11 +4,11 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
+#include <bubble/limiter/token_bucket_core.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
 #include <bubble/time.hpp>
-#include <bubble/token_bucket_core.hpp>
 
 namespace bubble {
 

@@ -4,11 +4,11 @@
 #include <system_error>
 
 #include <bubble/context.hpp>
-#include <bubble/job.hpp>
-#include <bubble/job_options.hpp>
-#include <bubble/job_outcome.hpp>
-#include <bubble/pool_metrics.hpp>
-#include <bubble/pool_options.hpp>
+#include <bubble/pool/job.hpp>
+#include <bubble/pool/job_options.hpp>
+#include <bubble/pool/job_outcome.hpp>
+#include <bubble/pool/metrics.hpp>
+#include <bubble/pool/options.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
 #include <bubble/time.hpp>

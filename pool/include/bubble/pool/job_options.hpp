@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include <bubble/job_outcome.hpp>
+#include <bubble/pool/job_outcome.hpp>
 #include <bubble/time.hpp>
 
 namespace bubble {

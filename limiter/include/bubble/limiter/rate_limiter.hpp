@@ -7,10 +7,10 @@
 #include <bubble/atomic.hpp>
 #include <bubble/cond_var.hpp>
 #include <bubble/context.hpp>
-#include <bubble/job.hpp>
-#include <bubble/job_options.hpp>
 #include <bubble/mutex.hpp>
-#include <bubble/pool.hpp>
+#include <bubble/pool/job.hpp>
+#include <bubble/pool/job_options.hpp>
+#include <bubble/pool/pool.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/source_location.hpp>
 #include <bubble/thread.hpp>
