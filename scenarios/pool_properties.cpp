@@ -3,8 +3,10 @@
 #include <bubble/thread.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -208,269 +210,359 @@ void showValue(const PoolCoverage& c, std::ostream& os) {
      << c.destructor_without_shutdown << " destructors without shutdown";
 }
 
+namespace {
+
+// How many accepted jobs ended with each status.
+struct StatusCounts {
+  std::uint64_t done = 0;
+  std::uint64_t canceled = 0;
+  std::uint64_t too_late = 0;
+  std::uint64_t failed = 0;
+
+  void add(JobStatus status) noexcept {
+    switch (status) {
+      case JobStatus::done:
+        ++done;
+        return;
+      case JobStatus::canceled:
+        ++canceled;
+        return;
+      case JobStatus::too_late:
+        ++too_late;
+        return;
+      case JobStatus::failed:
+        ++failed;
+        return;
+    }
+  }
+};
+
+// One run of a PoolCase in a bubble: drive() makes the pool and the threads the case describes
+// (cancellers, submitters, shutdowns), lets them run and destroys the pool; check() then holds
+// what every job went through against the pool's promises, and adds the paths it reached to a
+// PoolCoverage.
+class PoolCaseRun {
+ public:
+  PoolCaseRun(const PoolImplementation& impl, const PoolCase& c, Runtime& rt)
+      : impl_(impl),
+        c_(c),
+        rt_(rt),
+        start_(rt.now()),
+        records_(c.submitters.size()),
+        shutdown_results_(c.shutdowns.size()) {
+    for (const auto& spec : c.contexts) {
+      contexts_.push_back(spec.deadline
+                              ? Context::with_timeout(Context::background(), *spec.deadline, rt)
+                              : Context::with_cancel(Context::background()));
+    }
+    for (std::size_t s = 0; s < c.submitters.size(); ++s)
+      records_[s].resize(c.submitters[s].size());
+  }
+
+  void drive() {
+    PoolOptions options;
+    options.workers = c_.workers;
+    options.queue_capacity = c_.capacity;
+    options.room_to_resume = c_.room_to_resume;
+    options.name = "pool";
+    options.aging_step = c_.aging_step;
+    options.max_queued_per_tenant = c_.max_queued_per_tenant;
+    options.max_running_per_tenant = c_.max_running_per_tenant;
+    pool_ = impl_.make(options, rt_);
+    {
+      std::vector<Thread> threads;
+      for (std::size_t i = 0; i < c_.contexts.size(); ++i) {
+        if (!c_.contexts[i].cancel_at) continue;
+        threads.emplace_back(
+            "canceller", [this, i] { cancel_context(i); }, rt_);
+      }
+      for (std::size_t s = 0; s < c_.submitters.size(); ++s) {
+        threads.emplace_back(
+            "submitter-" + std::to_string(s), [this, s] { submit_all(s); }, rt_);
+      }
+      for (std::size_t i = 0; i < c_.shutdowns.size(); ++i) {
+        threads.emplace_back(
+            "shutdown-" + std::to_string(i), [this, i] { shut_down(i); }, rt_);
+      }
+      if (c_.shutdowns.empty()) rt_.sleep_until(start_ + c_.destroy_at.value);
+    }
+    if (!c_.shutdowns.empty()) final_stats_ = pool_->stats();
+    pool_.reset();  // the destructor, after shutdown or instead of it
+    // The first violation seen while the pool ran, reported now that it is gone (see note()).
+    if (!violation_.empty()) violated(violation_);
+  }
+
+  void check(PoolCoverage* coverage) {
+    all_shutdowns_succeeded_ =
+        !c_.shutdowns.empty() && std::all_of(shutdown_results_.begin(), shutdown_results_.end(),
+                                             [](const std::error_code& ec) { return !ec; });
+    for (std::size_t s = 0; s < c_.submitters.size(); ++s) {
+      for (std::size_t j = 0; j < c_.submitters[s].size(); ++j) check_job(s, j);
+    }
+    if (final_stats_) check_stats(*final_stats_);
+    if (coverage != nullptr) add_coverage(*coverage);
+  }
+
+ private:
+  void cancel_context(std::size_t i) {
+    rt_.sleep_until(start_ + c_.contexts[i].cancel_at->value);
+    contexts_[i].second();
+  }
+
+  void shut_down(std::size_t i) {
+    rt_.sleep_until(start_ + c_.shutdowns[i].at.value);
+    auto [deadline, cancel] =
+        Context::with_timeout(Context::background(), c_.shutdowns[i].grace, rt_);
+    if (!first_shutdown_) first_shutdown_ = rt_.now();
+    shutdown_results_[i] = pool_->shutdown(deadline);
+    cancel();
+  }
+
+  // Submitter `s`: each of its jobs after its gap, recording what the submit call did.
+  void submit_all(std::size_t s) {
+    for (std::size_t j = 0; j < c_.submitters[s].size(); ++j) {
+      const JobSpec& spec = c_.submitters[s][j];
+      JobRecord& rec = records_[s][j];
+      rt_.sleep_for(spec.gap);
+      const Context& ctx = spec.context < 0 ? Context::background() : contexts_[spec.context].first;
+      JobOptions opts;
+      opts.priority = spec.priority;
+      opts.tenant = "t" + std::to_string(spec.tenant);
+      if (spec.expected) opts.expected_duration = spec.expected->value;
+      opts.on_complete = [&rec, &ctx](const JobOutcome& outcome) {
+        ++rec.outcomes;
+        rec.status = outcome.status;
+        rec.submitter_ctx_done_at_outcome = ctx.done();
+      };
+      rec.submit_start = rt_.now();
+      rec.submit_result =
+          pool_->submit(spec.kind, ctx, make_job(s, j), spec.max_wait, std::move(opts));
+      rec.submit_end = rt_.now();
+      rec.called = true;
+      if (!rec.submit_result) {
+        const std::size_t depth = pool_->stats().queue_depth;
+        if (depth > static_cast<std::size_t>(c_.capacity)) {
+          note("after " + job_name(s, j) + " was accepted the queue holds " +
+               std::to_string(depth) + " jobs, more than its capacity " +
+               std::to_string(c_.capacity));
+        }
+      }
+    }
+  }
+
+  // Job `j` of submitter `s`: counts itself among the running jobs (of the pool, of its tenant),
+  // works for its time, and throws if its spec says so.
+  Job make_job(std::size_t s, std::size_t j) {
+    const JobSpec& spec = c_.submitters[s][j];
+    return [this, &spec, &rec = records_[s][j], name = job_name(s, j)](const Context& jc) {
+      const bool cap_running = c_.max_running_per_tenant > 0;
+      const int cap = c_.max_running_per_tenant;
+      ++rec.runs;
+      if (++busy_ > c_.workers) {
+        note(name + " started while " + std::to_string(c_.workers) +
+             " jobs were already running on as many workers");
+      }
+      struct Busy {
+        int& n;
+        ~Busy() { --n; }
+      } busy_guard{busy_};
+      int& running = running_[static_cast<std::size_t>(spec.tenant)];
+      if (cap_running && ++running > cap) {
+        note(name + " started while its tenant already had " + std::to_string(cap) +
+             " jobs running (max_running_per_tenant)");
+      } else if (!cap_running) {
+        ++running;
+      }
+      struct Leave {
+        int& n;
+        ~Leave() { --n; }
+      } leave{running};
+      work_for(rt_, jc, spec.work, spec.behaviour == JobBehaviour::watches_context);
+      rec.ctx_done_at_return = jc.done();
+      if (spec.behaviour == JobBehaviour::throws) {
+        rec.threw = true;
+        throw std::runtime_error("the job fails on purpose");
+      }
+    };
+  }
+
+  // The first violation seen while the pool runs. It is reported once the pool is gone, not thrown
+  // on the spot: a job's exceptions are its own (the pool counts them as failures), and a run that
+  // ends normally reports the violation with every thread's record intact.
+  void note(std::string what) {
+    if (violation_.empty()) violation_ = std::move(what);
+  }
+
+  void check_job(std::size_t s, std::size_t j) {
+    const JobSpec& spec = c_.submitters[s][j];
+    const JobRecord& rec = records_[s][j];
+    const std::string name = job_name(s, j);
+    const std::error_code ec = rec.submit_result;
+    if (ec == errc::closed) ++seen_.refused_closed;
+    if (ec == errc::full) ++seen_.refused_full;
+    if (ec == errc::tenant_limit) ++seen_.refused_tenant_limit;
+    if (ec == errc::canceled || ec == errc::deadline_exceeded) ++seen_.refused_by_context;
+    if (first_shutdown_ && rec.submit_start < *first_shutdown_ &&
+        rec.submit_end == *first_shutdown_) {
+      ++seen_.waiting_when_shutdown_started;
+    }
+    if (ec) {
+      check_refused(spec, rec, name);
+    } else {
+      check_accepted(spec, rec, name);
+    }
+    if (first_shutdown_) check_around_shutdown(spec, rec, name);
+  }
+
+  // A refused job never ran, and was refused only as the case allows.
+  void check_refused(const JobSpec& spec, const JobRecord& rec, const std::string& name) {
+    const std::error_code ec = rec.submit_result;
+    if (rec.runs != 0 || rec.outcomes != 0) {
+      violated(name + " was refused (" + ec.message() + ") but ran " + std::to_string(rec.runs) +
+               " times and reported " + std::to_string(rec.outcomes) + " outcomes");
+    }
+    const bool allowed =
+        ec == errc::closed || (ec == errc::full && spec.kind != SubmitKind::submit) ||
+        (ec == errc::tenant_limit && c_.max_queued_per_tenant > 0) ||
+        (spec.context >= 0 && (ec == errc::canceled || ec == errc::deadline_exceeded));
+    if (!allowed) violated(name + " was refused with an unexpected error: " + ec.message());
+  }
+
+  // An accepted job ended exactly once, with a status that agrees with how it ran.
+  void check_accepted(const JobSpec& spec, const JobRecord& rec, const std::string& name) {
+    ++accepted_;
+    ++seen_.accepted;
+    if (rec.outcomes != 1) {
+      violated(name + " was accepted but reported " + std::to_string(rec.outcomes) +
+               " outcomes (ran " + std::to_string(rec.runs) + " times)");
+    }
+    counts_.add(rec.status);
+    switch (rec.status) {
+      case JobStatus::done:
+        if (rec.runs != 1 || rec.threw || rec.ctx_done_at_return) {
+          violated(name + " was reported done but ran " + std::to_string(rec.runs) +
+                   " times (threw: " + (rec.threw ? "yes" : "no") +
+                   ", context done at return: " + (rec.ctx_done_at_return ? "yes" : "no") + ")");
+        }
+        break;
+      case JobStatus::canceled:
+        if (rec.runs != 1 || rec.threw || !rec.ctx_done_at_return) {
+          violated(name + " was reported canceled but ran " + std::to_string(rec.runs) +
+                   " times (context done at return: " + (rec.ctx_done_at_return ? "yes" : "no") +
+                   ")");
+        }
+        if (all_shutdowns_succeeded_ && !rec.submitter_ctx_done_at_outcome) {
+          violated(name +
+                   " was canceled although every shutdown succeeded and its "
+                   "submitter's context had not ended");
+        }
+        break;
+      case JobStatus::failed:
+        if (rec.runs != 1 || !rec.threw) {
+          violated(name + " was reported failed but ran " + std::to_string(rec.runs) +
+                   " times without throwing");
+        }
+        break;
+      case JobStatus::too_late:
+        if (rec.runs != 0 || !spec.expected || spec.context < 0 ||
+            !c_.contexts[spec.context].deadline) {
+          violated(name + " was reported too_late but ran " + std::to_string(rec.runs) +
+                   " times or had no expected duration and deadline");
+        }
+        break;
+    }
+  }
+
+  // Shutdown closes at once: no submit waits across its start, and every later one is refused at
+  // once.
+  void check_around_shutdown(const JobSpec& spec, const JobRecord& rec, const std::string& name) {
+    const std::error_code ec = rec.submit_result;
+    const TimePoint t = *first_shutdown_;
+    if (rec.submit_start <= t && rec.submit_end > t) {
+      violated(name + "'s " + to_string(spec.kind) + " started at " +
+               show_duration(rec.submit_start - start_) + " and was still waiting when " +
+               "shutdown started at " + show_duration(t - start_) + "; it returned at " +
+               show_duration(rec.submit_end - start_) + " (" +
+               (ec ? ec.message() : std::string("accepted")) + ")");
+    }
+    if (rec.submit_start > t &&
+        (rec.submit_end != rec.submit_start ||
+         !(ec == errc::closed || ec == errc::canceled || ec == errc::deadline_exceeded))) {
+      violated(name + " was submitted at " + show_duration(rec.submit_start - start_) +
+               ", after shutdown started at " + show_duration(t - start_) + ", and got " +
+               (ec ? ec.message() : std::string("accepted")) + " at " +
+               show_duration(rec.submit_end - start_));
+    }
+  }
+
+  // The pool's counters agree with what the jobs saw.
+  void check_stats(const PoolStats& st) const {
+    if (st.submitted != accepted_ || st.completed != counts_.done ||
+        st.canceled != counts_.canceled || st.too_late != counts_.too_late ||
+        st.failed != counts_.failed ||
+        st.completed + st.canceled + st.failed + st.too_late != accepted_) {
+      violated("the pool's counters disagree with what the jobs saw: submitted " +
+               std::to_string(st.submitted) + " / accepted " + std::to_string(accepted_) +
+               ", completed " + std::to_string(st.completed) + " / " +
+               std::to_string(counts_.done) + ", canceled " + std::to_string(st.canceled) + " / " +
+               std::to_string(counts_.canceled) + ", too_late " + std::to_string(st.too_late) +
+               " / " + std::to_string(counts_.too_late) + ", failed " + std::to_string(st.failed) +
+               " / " + std::to_string(counts_.failed));
+    }
+  }
+
+  void add_coverage(PoolCoverage& coverage) {
+    seen_.done = counts_.done;
+    seen_.canceled = counts_.canceled;
+    seen_.too_late = counts_.too_late;
+    seen_.failed = counts_.failed;
+    seen_.shutdown_deadline_exceeded =
+        static_cast<std::uint64_t>(std::count(shutdown_results_.begin(), shutdown_results_.end(),
+                                              make_error_code(errc::deadline_exceeded)));
+    seen_.destructor_without_shutdown = c_.shutdowns.empty() ? 1 : 0;
+    coverage.runs += 1;
+    coverage.accepted += seen_.accepted;
+    coverage.refused_closed += seen_.refused_closed;
+    coverage.refused_full += seen_.refused_full;
+    coverage.refused_tenant_limit += seen_.refused_tenant_limit;
+    coverage.refused_by_context += seen_.refused_by_context;
+    coverage.done += seen_.done;
+    coverage.canceled += seen_.canceled;
+    coverage.failed += seen_.failed;
+    coverage.too_late += seen_.too_late;
+    coverage.waiting_when_shutdown_started += seen_.waiting_when_shutdown_started;
+    coverage.shutdown_deadline_exceeded += seen_.shutdown_deadline_exceeded;
+    coverage.destructor_without_shutdown += seen_.destructor_without_shutdown;
+  }
+
+  const PoolImplementation& impl_;
+  const PoolCase& c_;
+  Runtime& rt_;
+  const TimePoint start_;
+  std::vector<std::pair<Context, CancelFunc>> contexts_;
+  std::vector<std::vector<JobRecord>> records_;
+  std::unique_ptr<PoolUnderTest> pool_;
+  std::array<int, 3> running_{};  // Jobs running per tenant.
+  int busy_ = 0;                  // Jobs running.
+  std::string violation_;
+  std::vector<std::error_code> shutdown_results_;
+  std::optional<TimePoint> first_shutdown_;
+  std::optional<PoolStats> final_stats_;
+  // What check() finds.
+  bool all_shutdowns_succeeded_ = false;
+  std::uint64_t accepted_ = 0;
+  StatusCounts counts_;
+  PoolCoverage seen_;
+};
+
+}  // namespace
+
 std::function<void(Runtime&)> pool_case_body(const PoolImplementation& impl, const PoolCase& c,
                                              PoolCoverage* coverage) {
   return [impl, c, coverage](Runtime& rt) {
-    PoolCoverage seen;
-    const TimePoint start = rt.now();
-    PoolOptions options;
-    options.workers = c.workers;
-    options.queue_capacity = c.capacity;
-    options.room_to_resume = c.room_to_resume;
-    options.name = "pool";
-    options.aging_step = c.aging_step;
-    options.max_queued_per_tenant = c.max_queued_per_tenant;
-    options.max_running_per_tenant = c.max_running_per_tenant;
-
-    std::vector<std::pair<Context, CancelFunc>> contexts;
-    for (const auto& spec : c.contexts) {
-      contexts.push_back(spec.deadline
-                             ? Context::with_timeout(Context::background(), *spec.deadline, rt)
-                             : Context::with_cancel(Context::background()));
-    }
-    std::vector<std::vector<JobRecord>> records(c.submitters.size());
-    for (std::size_t s = 0; s < c.submitters.size(); ++s) records[s].resize(c.submitters[s].size());
-    std::vector<int> running(3, 0);  // jobs running per tenant
-    int busy = 0;                    // jobs running
-    // The first violation seen while the pool runs. It is reported once the pool is gone, not
-    // thrown on the spot: a job's exceptions are its own (the pool counts them as failures), and
-    // a run that ends normally reports the violation with every thread's record intact.
-    std::string violation;
-    auto note = [&violation](std::string what) {
-      if (violation.empty()) violation = std::move(what);
-    };
-    std::vector<std::error_code> shutdown_results(c.shutdowns.size());
-    std::optional<TimePoint> first_shutdown;
-    std::optional<PoolStats> final_stats;
-
-    auto pool = impl.make(options, rt);
-    {
-      std::vector<Thread> threads;
-      for (std::size_t i = 0; i < c.contexts.size(); ++i) {
-        if (!c.contexts[i].cancel_at) continue;
-        threads.emplace_back(
-            "canceller",
-            [&, i] {
-              rt.sleep_until(start + c.contexts[i].cancel_at->value);
-              contexts[i].second();
-            },
-            rt);
-      }
-      for (std::size_t s = 0; s < c.submitters.size(); ++s) {
-        threads.emplace_back(
-            "submitter-" + std::to_string(s),
-            [&, s] {
-              for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
-                const JobSpec& spec = c.submitters[s][j];
-                JobRecord& rec = records[s][j];
-                rt.sleep_for(spec.gap);
-                const Context& ctx =
-                    spec.context < 0 ? Context::background() : contexts[spec.context].first;
-                const bool cap_running = c.max_running_per_tenant > 0;
-                Job job = [&rt, &rec, &running, &busy, &note, &spec, cap_running,
-                           workers = c.workers, cap = c.max_running_per_tenant,
-                           name = job_name(s, j)](const Context& jc) {
-                  ++rec.runs;
-                  if (++busy > workers) {
-                    note(name + " started while " + std::to_string(workers) +
-                         " jobs were already running on as many workers");
-                  }
-                  struct Busy {
-                    int& n;
-                    ~Busy() { --n; }
-                  } busy_guard{busy};
-                  if (cap_running && ++running[spec.tenant] > cap) {
-                    note(name + " started while its tenant already had " + std::to_string(cap) +
-                         " jobs running (max_running_per_tenant)");
-                  } else if (!cap_running) {
-                    ++running[spec.tenant];
-                  }
-                  struct Leave {
-                    int& n;
-                    ~Leave() { --n; }
-                  } leave{running[spec.tenant]};
-                  work_for(rt, jc, spec.work, spec.behaviour == JobBehaviour::watches_context);
-                  rec.ctx_done_at_return = jc.done();
-                  if (spec.behaviour == JobBehaviour::throws) {
-                    rec.threw = true;
-                    throw std::runtime_error("the job fails on purpose");
-                  }
-                };
-                JobOptions opts;
-                opts.priority = spec.priority;
-                opts.tenant = "t" + std::to_string(spec.tenant);
-                if (spec.expected) opts.expected_duration = spec.expected->value;
-                opts.on_complete = [&rec, &ctx](const JobOutcome& outcome) {
-                  ++rec.outcomes;
-                  rec.status = outcome.status;
-                  rec.submitter_ctx_done_at_outcome = ctx.done();
-                };
-                rec.submit_start = rt.now();
-                rec.submit_result =
-                    pool->submit(spec.kind, ctx, std::move(job), spec.max_wait, std::move(opts));
-                rec.submit_end = rt.now();
-                rec.called = true;
-                if (!rec.submit_result) {
-                  const std::size_t depth = pool->stats().queue_depth;
-                  if (depth > static_cast<std::size_t>(c.capacity)) {
-                    note("after " + job_name(s, j) + " was accepted the queue holds " +
-                         std::to_string(depth) + " jobs, more than its capacity " +
-                         std::to_string(c.capacity));
-                  }
-                }
-              }
-            },
-            rt);
-      }
-      for (std::size_t i = 0; i < c.shutdowns.size(); ++i) {
-        threads.emplace_back(
-            "shutdown-" + std::to_string(i),
-            [&, i] {
-              rt.sleep_until(start + c.shutdowns[i].at.value);
-              auto [deadline, cancel] =
-                  Context::with_timeout(Context::background(), c.shutdowns[i].grace, rt);
-              if (!first_shutdown) first_shutdown = rt.now();
-              shutdown_results[i] = pool->shutdown(deadline);
-              cancel();
-            },
-            rt);
-      }
-      if (c.shutdowns.empty()) rt.sleep_until(start + c.destroy_at.value);
-    }
-    if (!c.shutdowns.empty()) final_stats = pool->stats();
-    pool.reset();  // the destructor, after shutdown or instead of it
-    if (!violation.empty()) violated(violation);
-
-    const bool all_shutdowns_succeeded =
-        !c.shutdowns.empty() && std::all_of(shutdown_results.begin(), shutdown_results.end(),
-                                            [](const std::error_code& ec) { return !ec; });
-    std::uint64_t accepted = 0;
-    std::uint64_t counts[4] = {0, 0, 0, 0};
-    for (std::size_t s = 0; s < c.submitters.size(); ++s) {
-      for (std::size_t j = 0; j < c.submitters[s].size(); ++j) {
-        const JobSpec& spec = c.submitters[s][j];
-        const JobRecord& rec = records[s][j];
-        const std::string name = job_name(s, j);
-        const std::error_code ec = rec.submit_result;
-        if (ec == errc::closed) ++seen.refused_closed;
-        if (ec == errc::full) ++seen.refused_full;
-        if (ec == errc::tenant_limit) ++seen.refused_tenant_limit;
-        if (ec == errc::canceled || ec == errc::deadline_exceeded) ++seen.refused_by_context;
-        if (first_shutdown && rec.submit_start < *first_shutdown &&
-            rec.submit_end == *first_shutdown) {
-          ++seen.waiting_when_shutdown_started;
-        }
-        if (ec) {
-          if (rec.runs != 0 || rec.outcomes != 0) {
-            violated(name + " was refused (" + ec.message() + ") but ran " +
-                     std::to_string(rec.runs) + " times and reported " +
-                     std::to_string(rec.outcomes) + " outcomes");
-          }
-          const bool allowed =
-              ec == errc::closed || (ec == errc::full && spec.kind != SubmitKind::submit) ||
-              (ec == errc::tenant_limit && c.max_queued_per_tenant > 0) ||
-              (spec.context >= 0 && (ec == errc::canceled || ec == errc::deadline_exceeded));
-          if (!allowed) violated(name + " was refused with an unexpected error: " + ec.message());
-        } else {
-          ++accepted;
-          ++seen.accepted;
-          if (rec.outcomes != 1) {
-            violated(name + " was accepted but reported " + std::to_string(rec.outcomes) +
-                     " outcomes (ran " + std::to_string(rec.runs) + " times)");
-          }
-          ++counts[static_cast<int>(rec.status)];
-          switch (rec.status) {
-            case JobStatus::done:
-              if (rec.runs != 1 || rec.threw || rec.ctx_done_at_return) {
-                violated(name + " was reported done but ran " + std::to_string(rec.runs) +
-                         " times (threw: " + (rec.threw ? "yes" : "no") +
-                         ", context done at return: " + (rec.ctx_done_at_return ? "yes" : "no") +
-                         ")");
-              }
-              break;
-            case JobStatus::canceled:
-              if (rec.runs != 1 || rec.threw || !rec.ctx_done_at_return) {
-                violated(name + " was reported canceled but ran " + std::to_string(rec.runs) +
-                         " times (context done at return: " +
-                         (rec.ctx_done_at_return ? "yes" : "no") + ")");
-              }
-              if (all_shutdowns_succeeded && !rec.submitter_ctx_done_at_outcome) {
-                violated(name +
-                         " was canceled although every shutdown succeeded and its "
-                         "submitter's context had not ended");
-              }
-              break;
-            case JobStatus::failed:
-              if (rec.runs != 1 || !rec.threw) {
-                violated(name + " was reported failed but ran " + std::to_string(rec.runs) +
-                         " times without throwing");
-              }
-              break;
-            case JobStatus::too_late:
-              if (rec.runs != 0 || !spec.expected || spec.context < 0 ||
-                  !c.contexts[spec.context].deadline) {
-                violated(name + " was reported too_late but ran " + std::to_string(rec.runs) +
-                         " times or had no expected duration and deadline");
-              }
-              break;
-          }
-        }
-        if (first_shutdown) {
-          const TimePoint t = *first_shutdown;
-          if (rec.submit_start <= t && rec.submit_end > t) {
-            violated(name + "'s " + to_string(spec.kind) + " started at " +
-                     show_duration(rec.submit_start - start) + " and was still waiting when " +
-                     "shutdown started at " + show_duration(t - start) + "; it returned at " +
-                     show_duration(rec.submit_end - start) + " (" +
-                     (ec ? ec.message() : std::string("accepted")) + ")");
-          }
-          if (rec.submit_start > t &&
-              (rec.submit_end != rec.submit_start ||
-               !(ec == errc::closed || ec == errc::canceled || ec == errc::deadline_exceeded))) {
-            violated(name + " was submitted at " + show_duration(rec.submit_start - start) +
-                     ", after shutdown started at " + show_duration(t - start) + ", and got " +
-                     (ec ? ec.message() : std::string("accepted")) + " at " +
-                     show_duration(rec.submit_end - start));
-          }
-        }
-      }
-    }
-    if (final_stats) {
-      const PoolStats& st = *final_stats;
-      if (st.submitted != accepted || st.completed != counts[0] || st.canceled != counts[1] ||
-          st.too_late != counts[2] || st.failed != counts[3] ||
-          st.completed + st.canceled + st.failed + st.too_late != accepted) {
-        violated("the pool's counters disagree with what the jobs saw: submitted " +
-                 std::to_string(st.submitted) + " / accepted " + std::to_string(accepted) +
-                 ", completed " + std::to_string(st.completed) + " / " + std::to_string(counts[0]) +
-                 ", canceled " + std::to_string(st.canceled) + " / " + std::to_string(counts[1]) +
-                 ", too_late " + std::to_string(st.too_late) + " / " + std::to_string(counts[2]) +
-                 ", failed " + std::to_string(st.failed) + " / " + std::to_string(counts[3]));
-      }
-    }
-    if (coverage != nullptr) {
-      seen.done = counts[0];
-      seen.canceled = counts[1];
-      seen.too_late = counts[2];
-      seen.failed = counts[3];
-      seen.shutdown_deadline_exceeded =
-          static_cast<std::uint64_t>(std::count(shutdown_results.begin(), shutdown_results.end(),
-                                                make_error_code(errc::deadline_exceeded)));
-      seen.destructor_without_shutdown = c.shutdowns.empty() ? 1 : 0;
-      coverage->runs += 1;
-      coverage->accepted += seen.accepted;
-      coverage->refused_closed += seen.refused_closed;
-      coverage->refused_full += seen.refused_full;
-      coverage->refused_tenant_limit += seen.refused_tenant_limit;
-      coverage->refused_by_context += seen.refused_by_context;
-      coverage->done += seen.done;
-      coverage->canceled += seen.canceled;
-      coverage->failed += seen.failed;
-      coverage->too_late += seen.too_late;
-      coverage->waiting_when_shutdown_started += seen.waiting_when_shutdown_started;
-      coverage->shutdown_deadline_exceeded += seen.shutdown_deadline_exceeded;
-      coverage->destructor_without_shutdown += seen.destructor_without_shutdown;
-    }
+    PoolCaseRun run(impl, c, rt);
+    run.drive();
+    run.check(coverage);
   };
 }
 

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include <bubble/atomic.hpp>
+#include <bubble/detail/cpu_relax.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/runtime.hpp>
 
@@ -191,14 +192,6 @@ class PoolInbox {
   // Rounds of the processor's pause instruction before the consumer yields to a claimer.
   static constexpr int kSpinsBeforeYield = 64;
 
-  static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
-
   static void prefetch_for_write(const PoolNode* node) noexcept {
     const auto* bytes = reinterpret_cast<const char*>(node);
     for (std::size_t offset = 0; offset < sizeof(PoolNode); offset += 64) {
@@ -236,7 +229,7 @@ class PoolInbox {
       // (in a bubble it was: only one thread runs at a time).
       for (int spins = rt_.controlled() ? kSpinsBeforeYield : 0; node == nullptr; ++spins) {
         if (spins < kSpinsBeforeYield) {
-          cpu_relax();
+          detail::cpu_relax();
         } else {
           rt_.yield();
         }

@@ -1,29 +1,13 @@
-// The checks of PoolOptions and the names of JobStatus values (see <bubble/pool/options.hpp> and
-// <bubble/pool/job_outcome.hpp>).
+// The checks of PoolOptions (see <bubble/pool/options.hpp>).
 
 #include "pool_options_check.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include <bubble/pool/job_outcome.hpp>
 #include <bubble/time.hpp>
 
 namespace bubble {
-
-const char* to_string(JobStatus status) noexcept {
-  switch (status) {
-    case JobStatus::done:
-      return "done";
-    case JobStatus::canceled:
-      return "canceled";
-    case JobStatus::too_late:
-      return "too_late";
-    case JobStatus::failed:
-      return "failed";
-  }
-  return "unknown";
-}
 
 namespace detail {
 

@@ -3,10 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <string>
 #include <string_view>
 #include <system_error>
 #include <type_traits>
@@ -14,6 +12,7 @@
 
 #include <bubble/context.hpp>
 #include <bubble/detail/context_wait.hpp>
+#include <bubble/detail/park_steps.hpp>
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/select_claim.hpp>
 #include <bubble/detail/spin_lock.hpp>
@@ -435,19 +434,8 @@ class Channel {
   // dequeued it first, waits for that waker's unpark. Out of line: a timeout is a wait's rare end.
   [[gnu::noinline]] void finish_timed_out(Waiter& waiter, detail::WaitQueue& queue,
                                           const WaitInfo& what) {
-    bool dequeued;
-    {
-      Lock lock(*this);
-      dequeued = !waiter.queued();
-      if (!dequeued) {
-        queue.remove(waiter);
-        waiter.status = kTimedOut;
-      }
-    }
-    // A waker got there first: its result stands; wait for its unpark.
-    if (dequeued) {
-      while (rt_->park(waiter, kNoDeadline, what) != ParkResult::notified) {
-      }
+    if (!detail::finish_timed_out_park(*rt_, queue, waiter, what, [this] { return Lock(*this); })) {
+      waiter.status = kTimedOut;  // Dequeued here: nobody else touches the waiter.
     }
   }
 
@@ -468,15 +456,15 @@ class Channel {
     const std::uint64_t id_;
   };
 
-  // Guards the channel's state: holds the spin lock on an uncontrolled runtime, and does nothing
-  // on a controlled one (a bubble), whose threads run one at a time on one OS thread and switch
-  // only at scheduling points and parks, which no critical section contains: there the lock could
-  // never be contended, and skipping it saves an atomic exchange per critical section.
   // The wake-ups of one call. In a bubble the channel takes no lock (see Lock) and no woken
   // thread runs before the waker's next scheduling point or park, so the list unparks at once;
   // on real threads it unparks when it is destroyed, after the Lock declared after it.
   detail::WakeList wake_list() const noexcept { return detail::WakeList(*rt_, binding_ != 0); }
 
+  // Guards the channel's state: holds the spin lock on an uncontrolled runtime, and does nothing
+  // on a controlled one (a bubble), whose threads run one at a time on one OS thread and switch
+  // only at scheduling points and parks, which no critical section contains: there the lock could
+  // never be contended, and skipping it saves an atomic exchange per critical section.
   class Lock {
    public:
     explicit Lock(const Channel& c) noexcept : lock_(c.binding_ != 0 ? nullptr : &c.lock_) {

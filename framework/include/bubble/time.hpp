@@ -42,6 +42,13 @@ std::string format_duration(Duration d);
 // The latest representable time point, used as "no deadline".
 inline constexpr TimePoint kNoDeadline = TimePoint::max();
 
+// `from + d` without overflow: kNoDeadline when the sum would reach past it (a wait that long has
+// no deadline), and `from` itself when `d` is zero or negative (a deadline already due).
+constexpr TimePoint deadline_after(TimePoint from, Duration d) noexcept {
+  if (d <= Duration::zero()) return from;
+  return d >= kNoDeadline - from ? kNoDeadline : from + d;
+}
+
 // The time point at which a bubble's clock starts by default: 2000-01-01T00:00:00Z as a count
 // since the epoch (Options::start, kDefaultStart, is the same instant as a WallTime). In a bubble
 // run with the default start, `rt.now() == kStart` at the beginning and

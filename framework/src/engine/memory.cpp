@@ -15,9 +15,9 @@
 #include <bubble/detail/caller_location.hpp>
 #include <bubble/detail/race_hooks.hpp>
 
+#include <bubble/detail/demangle.hpp>
 #include "engine/bubble.hpp"
 #include "engine/report/call_stacks.hpp"
-#include "kernel/demangle.hpp"
 
 namespace bubble {
 namespace engine {

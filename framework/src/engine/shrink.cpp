@@ -9,7 +9,7 @@
 #include <typeinfo>
 #include <utility>
 
-#include "kernel/demangle.hpp"
+#include <bubble/detail/demangle.hpp>
 
 namespace bubble {
 

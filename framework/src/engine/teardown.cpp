@@ -28,8 +28,8 @@
 #include <string>
 #include <typeinfo>
 
+#include <bubble/detail/demangle.hpp>
 #include "engine/bubble.hpp"
-#include "kernel/demangle.hpp"
 
 #ifdef BUBBLE_ENGINE_ASAN
 #include <sanitizer/lsan_interface.h>

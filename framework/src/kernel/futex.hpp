@@ -48,12 +48,4 @@ inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
   errno = saved_errno;
 }
 
-// Tells the processor that the caller is spinning (x86 `pause`: saves power and lets the other
-// hyper-thread run); nothing on other architectures.
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 }  // namespace bubble::detail

@@ -140,9 +140,8 @@ void Runtime::sleep_for(Duration d, SourceLocation where) {
     sleep_until(now(), where);
     return;
   }
-  const TimePoint start = now();
-  // Saturate instead of overflowing: a sleep past the end of time is a sleep with no deadline.
-  sleep_until(d >= kNoDeadline - start ? kNoDeadline : start + d, where);
+  // Saturating: a sleep past the end of time is a sleep with no deadline.
+  sleep_until(deadline_after(now(), d), where);
 }
 
 void sleep_for(Duration d, SourceLocation where) {
@@ -206,8 +205,7 @@ std::error_code Runtime::sleep_until(TimePoint deadline, const Context& ctx, Sou
 
 std::error_code Runtime::sleep_for(Duration d, const Context& ctx, SourceLocation where) {
   if (d <= Duration::zero()) return sleep_until(now(), ctx, where);
-  const TimePoint start = now();
-  return sleep_until(d >= kNoDeadline - start ? kNoDeadline : start + d, ctx, where);
+  return sleep_until(deadline_after(now(), d), ctx, where);
 }
 
 std::error_code sleep_for(Duration d, const Context& ctx, SourceLocation where) {

@@ -1,5 +1,6 @@
 // detail::SpinLock's slow path: bounded spinning, then a futex sleep (see spin_lock.hpp).
 
+#include <bubble/detail/cpu_relax.hpp>
 #include <bubble/detail/spin_lock.hpp>
 
 #include "kernel/futex.hpp"

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <bubble/bubble.hpp>
+#include <bubble/detail/park_steps.hpp>
 #include <bubble/detail/runtime_check.hpp>
 #include <bubble/detail/spin_lock.hpp>
 
@@ -197,15 +198,11 @@ class ContextState final : public ContextStateBase,
       Runtime& rt;
       Waiter& waiter;
       const WaitInfo& what;
-      ~ParkOnUnwind() {
-        while (rt.park(waiter, kNoDeadline, what) != ParkResult::notified) {
-        }
-      }
+      ~ParkOnUnwind() { detail::park_until_notified(rt, waiter, what); }
     };
     try {
       try {
-        while (rt.park(waiter, kNoDeadline, what) != ParkResult::notified) {
-        }
+        detail::park_until_notified(rt, waiter, what);
       } catch (const Unwind&) {
         ParkOnUnwind wait_while_rethrowing{rt, waiter, what};
         throw;
@@ -312,16 +309,8 @@ std::pair<Context, CancelFunc> Context::with_timeout(const Context& parent, Dura
 
 std::pair<Context, CancelFunc> Context::with_timeout(const Context& parent, Duration timeout,
                                                      std::string_view name, Runtime& rt) {
-  const TimePoint now = rt.now();
-  TimePoint deadline;
-  if (timeout <= Duration::zero()) {
-    deadline = now;  // Ends the context at once.
-  } else if (timeout >= kNoDeadline - now) {
-    deadline = kNoDeadline;
-  } else {
-    deadline = now + timeout;
-  }
-  return with_deadline(parent, deadline, name, rt);
+  // A timeout of zero or less ends the context at once.
+  return with_deadline(parent, deadline_after(rt.now(), timeout), name, rt);
 }
 
 std::uint64_t Context::id() const noexcept {
@@ -358,8 +347,7 @@ void Context::wait(SourceLocation where) const {
   // The callback runs at most once and the Callback's destructor waits for it, so the waiter
   // outlives every unpark.
   Callback wake(*this, [&rt, &waiter] { rt.unpark(waiter); });
-  while (rt.park(waiter, kNoDeadline, what) != ParkResult::notified) {
-  }
+  detail::park_until_notified(rt, waiter, what);
 }
 
 void CancelFunc::operator()(std::error_code cause) const {

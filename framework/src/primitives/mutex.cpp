@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <bubble/detail/cpu_relax.hpp>
 #include <bubble/trace.hpp>
 
 #include "primitives/parking.hpp"
@@ -36,12 +37,6 @@ constexpr Duration kStarvationThreshold = std::chrono::milliseconds(10);
 
 // Spins (system runtime only) before queueing, in case the owner is about to unlock.
 constexpr int kSpins = 32;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 }  // namespace
 
@@ -94,7 +89,7 @@ TimePoint Mutex::lock_slow(SourceLocation where) {
     }
     if (!controlled && !awoke && (s & kStarving) == 0 && spins < kSpins) {
       ++spins;
-      cpu_relax();
+      detail::cpu_relax();
       continue;
     }
 

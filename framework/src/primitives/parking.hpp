@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include <bubble/detail/context_wait.hpp>
+#include <bubble/detail/park_steps.hpp>
 #include <bubble/detail/spin_lock.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/detail/wake_list.hpp>
@@ -34,17 +35,8 @@ bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w, TimeP
                  const WaitInfo& what, UndoGrant&& undo_grant) {
   try {
     if (rt.park(w, deadline, what) == ParkResult::notified) return true;
-    {
-      std::lock_guard guard(lock);
-      if (w.queued()) {
-        queue.remove(w);
-        return false;
-      }
-    }
-    // A waker got there first: its result stands; wait for its unpark.
-    while (rt.park(w, kNoDeadline, what) != ParkResult::notified) {
-    }
-    return true;
+    return finish_timed_out_park(rt, queue, w, what,
+                                 [&lock] { return std::lock_guard<SpinLock>(lock); });
   } catch (...) {
     bool granted;
     {
@@ -64,9 +56,7 @@ inline bool park_queued(Runtime& rt, SpinLock& lock, WaitQueue& queue, Waiter& w
 
 // now + d on `rt`'s clock, saturating at kNoDeadline instead of overflowing.
 inline TimePoint deadline_after(Runtime& rt, Duration d) noexcept {
-  const TimePoint now = rt.now();
-  if (d <= Duration::zero()) return now;
-  return d >= kNoDeadline - now ? kNoDeadline : now + d;
+  return bubble::deadline_after(rt.now(), d);
 }
 
 }  // namespace bubble::detail

@@ -13,6 +13,7 @@
 //    claimed the select and completed its case, deregister the callbacks, and unlink, under each
 //    channel's lock, the waiters of the cases that did not win.
 
+#include <bubble/detail/park_steps.hpp>
 #include <bubble/detail/select_claim.hpp>
 #include <bubble/detail/select_engine.hpp>
 
@@ -175,8 +176,7 @@ std::size_t run_select(SelectCase* cases, std::size_t n, bool has_default, std::
       });
     }
     synchronize_channels(rt, cases, parts, n, true);  // Leaving the channels to wait.
-    while (rt.park(wake, kNoDeadline, what) != ParkResult::notified) {
-    }
+    detail::park_until_notified(rt, wake, what);
   } catch (...) {
     cleanup();
     throw;

@@ -30,12 +30,6 @@ struct TimerState : std::enable_shared_from_this<TimerState> {
   TimerId timer = 0;
   Duration period;  // Zero for a Timer.
 
-  static TimePoint deadline_after(TimePoint now, Duration d) noexcept {
-    if (d <= Duration::zero()) return now;
-    if (d >= kNoDeadline - now) return kNoDeadline;
-    return now + d;
-  }
-
   // Disarms, withdrawing a fired value that nobody has received; with `rearm_after`, arms again
   // for now() + *rearm_after. Returns whether a value was still to come or to be received: the
   // timer was armed and had not fired, or had fired into the buffer and nobody took the value
@@ -207,7 +201,7 @@ AfterFunc after_func(std::string_view name, Duration d, std::function<void()> fn
   state->fn = std::move(fn);
   state->thread_name = name.empty() ? std::string("after_func") : std::string(name);
   handle.state_ = state;
-  const TimePoint deadline = detail::TimerState::deadline_after(rt.now(), d);
+  const TimePoint deadline = deadline_after(rt.now(), d);
   if (deadline == kNoDeadline) return handle;
   state->timer.store(rt.schedule_at(deadline, [state] { state->fire(); }),
                      std::memory_order_release);

@@ -29,9 +29,7 @@ TimerId ManualClock::schedule_at(TimePoint deadline, std::function<void()> fn) {
 }
 
 TimerId ManualClock::schedule_after(Duration d, std::function<void()> fn) {
-  TimePoint deadline = now_;
-  if (d > Duration::zero()) deadline = d >= kNoDeadline - now_ ? kNoDeadline : now_ + d;
-  return schedule_at(deadline, std::move(fn));
+  return schedule_at(deadline_after(now_, d), std::move(fn));
 }
 
 bool ManualClock::cancel(TimerId id) {
@@ -47,7 +45,7 @@ std::size_t ManualClock::advance(Duration d) {
     throw std::invalid_argument("bubble::ManualClock::advance: d must be >= 0, got " +
                                 format_duration(d));
   }
-  return run_until(d >= kNoDeadline - now_ ? kNoDeadline : now_ + d);
+  return run_until(deadline_after(now_, d));
 }
 
 std::size_t ManualClock::set(TimePoint t) {

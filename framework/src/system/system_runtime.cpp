@@ -69,6 +69,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include <bubble/detail/cpu_relax.hpp>
 #include <bubble/runtime.hpp>
 
 #include "kernel/futex.hpp"

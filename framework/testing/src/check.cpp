@@ -1,7 +1,6 @@
+#include <bubble/detail/demangle.hpp>
 #include <bubble/testing/case.hpp>
 #include <bubble/testing/check.hpp>
-
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -135,10 +134,7 @@ void show_drawn(std::string shown) {
 }
 
 std::string type_name(const char* mangled) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> readable(
-      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
-  return status == 0 && readable ? std::string(readable.get()) : std::string(mangled);
+  return ::bubble::detail::demangle(mangled);
 }
 
 CaseOutcome evaluate_case(const std::function<void()>& body) {

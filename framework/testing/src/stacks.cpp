@@ -1,7 +1,7 @@
+#include <bubble/detail/demangle.hpp>
 #include <bubble/testing/stacks.hpp>
 
 #include <backtrace.h>
-#include <cxxabi.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -22,13 +22,7 @@ backtrace_state* state() {
 }
 
 std::string demangled(const char* name) {
-  if (name == nullptr) return {};
-  int status = 0;
-  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (d == nullptr) return name;
-  std::string out = d;
-  std::free(d);
-  return out;
+  return name != nullptr ? ::bubble::detail::demangle(name) : std::string();
 }
 
 int add_frame(void* data, std::uintptr_t /*pc*/, const char* file, int line, const char* function) {

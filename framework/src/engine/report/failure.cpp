@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <bubble/detail/demangle.hpp>
 #include "engine/bubble.hpp"
-#include "kernel/demangle.hpp"
 
 namespace bubble::engine {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Private: readable C++ type names for failure messages.
+// Not part of the API: readable C++ type names for failure messages.
 
 #include <cxxabi.h>
 
