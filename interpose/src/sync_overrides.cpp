@@ -76,8 +76,8 @@ int lock_until(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline,
 
 // lock_until in a noexcept entry point, which bubble::Unwind cannot leave: when a failed run tears
 // the thread down while it waits, the lock fails with EDEADLK instead (never acquired), so that
-// std::mutex::lock throws std::system_error and the thread's frames unwind (docs/ARCHITECTURE.md,
-// "Teardown").
+// std::mutex::lock throws std::system_error and the thread's frames unwind
+// (docs/design/engine-failures.md, "Teardown").
 int lock_noexcept(MutexEntry& e, ThreadRecord* self, bubble::TimePoint deadline,
                   bubble::SourceLocation where) noexcept {
   try {

@@ -14,13 +14,13 @@
 //
 // Idle workers are woken last in, first out (pool_idle_workers.hpp): a job queued while a worker
 // is idle wakes the one that went idle last. With one CondVar for all the idle workers the notify
-// went to the longest-idle one, and a fifth of those wake-ups found the queue already emptied by
-// another worker; woken last in, first out, a twentieth (docs/PERFORMANCE.md, "Idle workers woken
-// last in, first out"). Waiting submitters are resumed one at a time: a worker that leaves
-// room_to_resume free slots wakes one (room_resuming_ says one is on its way), and each resumed
-// submitter wakes the next while room remains. A worker's loop takes the lock once per job in the
-// steady state: the critical section that accounts for the previous job also takes the next one.
-// Jobs, their contexts and their completion callbacks run, and are destroyed, outside the lock.
+// went to the longest-idle one, which more often found the queue already emptied by another worker
+// (pool_bench's BM_BubblePool/busy:0/measure_latency:1, counted by tools/bench/pool_counts.py).
+// Waiting submitters are resumed one at a time: a worker that leaves room_to_resume free slots
+// wakes one (room_resuming_ says one is on its way), and each resumed submitter wakes the next
+// while room remains. A worker's loop takes the lock once per job in the steady state: the critical
+// section that accounts for the previous job also takes the next one. Jobs, their contexts and
+// their completion callbacks run, and are destroyed, outside the lock.
 //
 // Clock reads (PoolOptions::measure_latency, or aging): one per submit, outside the lock (the
 // moment queued), and one per job in a worker's steady state, after the job and before the lock:
@@ -32,7 +32,7 @@
 // The inbox (pool_inbox.hpp). A submit that finds the pool open, no idle worker to wake and more
 // than one free slot pushes its job onto a lock-free ring instead of taking the mutex: with one
 // mutex crossed by every job twice, the submitter spent most of its time waiting for the workers'
-// critical sections (docs/PERFORMANCE.md, "A submit that does not wait for the workers' lock").
+// critical sections (pool_bench's BM_BubblePool/busy:0 against BM_AsioThreadPool/busy:0).
 // Whoever holds the mutex moves the inbox's jobs into the queue, in the order of their pushes,
 // before it reads the queue or the counters (a worker before every take, a locked submit before it
 // queues, stats(), shutdown as it closes): numbered, counted and placed exactly as if each had been

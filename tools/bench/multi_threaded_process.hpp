@@ -5,8 +5,8 @@
 // glibc (2.34 and later) leaves out the atomic instructions of an uncontended pthread_mutex_lock
 // and pthread_mutex_unlock for as long as the process has never started a second thread
 // (__libc_single_threaded). A program that needs a mutex has threads, so a baseline measured in
-// a process that never had one is a mutex no such program runs: 3 ns per lock and unlock instead
-// of 11 ns on the machine of docs/PERFORMANCE.md's "The 2026-12-03 machine". Including
+// a process that never had one is a mutex no such program runs (mutex_bench's
+// BM_StdMutex_Uncontended, run with and without this header, shows the difference). Including
 // this header starts and joins one thread before main(), so that every baseline locks as a
 // multi-threaded program does.
 

@@ -1,9 +1,9 @@
 // bubble::Mutex against std::mutex, in the same binary.
 //
-// The goal (docs/ARCHITECTURE.md, "Fast paths"): an uncontended lock/unlock pair of a
+// The goal (docs/design/primitives.md, "Fast paths"): an uncontended lock/unlock pair of a
 // bubble::Mutex on the system runtime costs at most 1.2x a std::mutex pair. The uncontended rows
 // include the runtime check of lock() (one thread-local load and one comparison: the caller must
-// run on the mutex's runtime); docs/PERFORMANCE.md records its cost, before and after. The
+// run on the mutex's runtime); docs/PERFORMANCE.md has the current figure. The
 // contended runs (->Threads) are for information: bubble::Mutex barges with starvation protection
 // (see mutex.hpp), which trades some fairness for throughput.
 

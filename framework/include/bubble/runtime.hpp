@@ -92,7 +92,7 @@ enum class ParkResult {
 // park timed out takes the lock again and, if it is still queued, removes itself; if a waker
 // dequeued it first, it parks again (no deadline) until that waker's unpark arrives. That
 // protocol is what keeps a Waiter alive for as long as any other thread can reach it, and it is
-// the same in every runtime (docs/ARCHITECTURE.md, "The parking protocol").
+// the same in every runtime (docs/design/primitives.md, "The parking protocol").
 //
 // The public data members are the hooks of the intrusive lists a waiter goes through
 // (detail::WaitQueue, then detail::WakeList) and the slots a primitive uses to hand a result to

@@ -549,12 +549,10 @@ inline bool Bubble::step_of(BThread* t, const WaitInfo& what) {
 // misses overlap one another instead of stalling the processor once per thread. Every pick that
 // can take from a queue of many threads calls it (the scheduler loop, leave_blocked, a thread's
 // exit), so that the count stays in step with the picks.
-// Real loads, not prefetch instructions: where this was measured (docs/PERFORMANCE.md, "The
-// next thread's stack, loaded ahead" and "Stacks loaded eight at a time"), prefetches gained
-// nothing (a prefetch that misses the TLB is dropped there) and these loads gained 35 % at
-// 100,000 threads, the batches 60 % more; a wider range gained less (its lines crowd out others),
-// and batches below a few thousand threads cost threads that run in the order they were made. Not
-// under AddressSanitizer, which would report loads from the redzones in the other thread's frames.
+// Real loads, not prefetch instructions: a prefetch that misses the TLB is dropped, a load is not
+// (scale_bench's BM_SleepingThreads/10000 and /100000 back the loads, the batches, the range and
+// the thresholds). Not under AddressSanitizer, which would report loads from the redzones in the
+// other thread's frames.
 inline void Bubble::touch_next_stack() noexcept {
 #ifndef BUBBLE_ENGINE_ASAN
   if (live_ <= kTouchAheadFrom || queue_.empty()) return;

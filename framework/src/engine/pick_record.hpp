@@ -20,8 +20,9 @@ namespace bubble::engine {
 //
 // Storage kept from run to run. A long run under a random strategy records millions of picks. A
 // vector grown afresh by every run touches fresh pages every time (its growth copies and zero
-// fills), and on a machine where a page fault is slow (8.6 us on the virtual machine measured in
-// docs/PERFORMANCE.md) those faults cost a third of a random run's time. So the OS thread keeps
+// fills), and where a page fault is slow those faults are a large part of a random run's time
+// (handoff_bench's BM_UserChannelPingPong/1 against Go's, tools/bench/handoff_vs_go.sh). So the
+// OS thread keeps
 // the vector when its run ends: zeroed again over the part the run used and lent to the next run
 // on that thread (a run nested in another, on the same OS thread, gets a vector of its own). The
 // run's Schedule is a copy of its picks, exactly as long. As with the stacks of bubble threads,

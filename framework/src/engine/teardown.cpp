@@ -2,14 +2,14 @@
 // bubble::Unwind, so their destructors run) or, where unwinding cannot go on, abandoned; and
 // std::terminate on a bubble thread, which abandons the thread instead of ending the process.
 //
-// The policy (docs/ARCHITECTURE.md, "Teardown"). The failure's report is composed when the failure
-// is decided, before anything is torn down. From then on time stops. Threads go on as they are
-// until nothing can run (a wake-up is a wake-up, a join returns once its thread has ended, so that
-// a destructor that waits for other threads, ~Pool or ~Thread, finishes); then the youngest blocked
-// thread is woken to be unwound (its park throws Unwind, and its destructors run), since objects
-// usually live on older threads' stacks than the threads that wait on them. A thread that is
-// unwinding waits normally (throwing from a destructor would terminate). Threads that keep waking
-// each other for kTeardownPatience steps without all blocking are all unwound at their next
+// The policy (docs/design/engine-failures.md, "Teardown"). The failure's report is composed when
+// the failure is decided, before anything is torn down. From then on time stops. Threads go on as
+// they are until nothing can run (a wake-up is a wake-up, a join returns once its thread has ended,
+// so that a destructor that waits for other threads, ~Pool or ~Thread, finishes); then the youngest
+// blocked thread is woken to be unwound (its park throws Unwind, and its destructors run), since
+// objects usually live on older threads' stacks than the threads that wait on them. A thread that
+// is unwinding waits normally (throwing from a destructor would terminate). Threads that keep
+// waking each other for kTeardownPatience steps without all blocking are all unwound at their next
 // blocking call. A blocking call of the C library that is noexcept fails instead (bubble::interpose
 // returns EDEADLK, on which std::mutex and the atomic waits throw std::system_error).
 //

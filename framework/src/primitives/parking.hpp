@@ -18,7 +18,8 @@
 namespace bubble::detail {
 
 // Parks the calling thread on `w`, which it has prepared and queued in `queue` while holding
-// `lock` (released since). This is steps 2 and 4 of the parking protocol (docs/ARCHITECTURE.md).
+// `lock` (released since). This is steps 2 and 4 of the parking protocol
+// (docs/design/primitives.md).
 //
 // Returns true when a waker removed `w` from the queue (the waker's result is in w's slots),
 // false when `deadline` passed first and this call removed `w` itself (then nobody will ever

@@ -20,9 +20,8 @@ namespace {
 
 // A bare counter read, as absl's CycleClock: the processor may execute it a little earlier or
 // later than its place in the program (its out-of-order window, tens of nanoseconds). Ordering it
-// (lfence first, as Linux's rdtsc_ordered) doubles its cost on the machines measured
-// (docs/PERFORMANCE.md), so readers use this one and the clock keeps each thread's readings
-// monotonic itself.
+// (lfence first, as Linux's rdtsc_ordered) doubles its cost (limiter_bench's BM_Reference_*
+// rows), so readers use this one and the clock keeps each thread's readings monotonic itself.
 inline std::uint64_t read_tsc() noexcept {
 #if BUBBLE_HAVE_TSC
   return __rdtsc();
@@ -157,9 +156,8 @@ TimePoint SystemClock::now() noexcept {
 
 TimePoint SystemClock::read() noexcept {
   State& s = clock_state();
-  // Where the counter is not usable, every read is steady_clock's, without a counter read first
-  // (a wasted 10 ns on the virtual machine measured in docs/PERFORMANCE.md, whose kernel marks
-  // its counter unstable).
+  // Where the counter is not usable (a kernel that marks it unstable), every read is
+  // steady_clock's, without a counter read first, which would be wasted.
   if (s.steady_only.load(std::memory_order_relaxed)) return read_steady();
   for (;;) {
     const std::uint32_t seq = s.seq.load(std::memory_order_acquire);

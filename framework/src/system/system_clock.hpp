@@ -4,9 +4,10 @@
 // invariant, std::chrono::steady_clock otherwise. Private to framework/src.
 //
 // Why. A steady_clock read is a call into the vDSO (a sequence-counter read of the kernel's
-// clock parameters, a serialising counter read and the kernel's own bookkeeping): 20-25 ns on a
-// virtual machine, as much as the rest of TokenBucket::allow. Reading the time-stamp counter and
-// scaling it takes a few nanoseconds, as absl's CycleClock and seastar's clocks do.
+// clock parameters, a serialising counter read and the kernel's own bookkeeping), as much as the
+// rest of TokenBucket::allow on a virtual machine (limiter_bench's BM_Reference_* rows). Reading
+// the time-stamp counter and scaling it takes a few nanoseconds, as absl's CycleClock and seastar's
+// clocks do.
 //
 // How. now() = base_ns + (tsc - base_tsc) * ns_per_tick, with the three parameters published
 // through a sequence lock. Every kRefresh of clock time, one reader (whichever gets the refresh
@@ -18,8 +19,8 @@
 // reader that validated the old parameters read its counter before that point.
 //
 // Monotonic. Readers use a bare counter read (as absl's CycleClock), which the processor may
-// execute a little out of program order; an ordered read (lfence; rdtsc) costs twice as much on
-// the machines measured. So each thread keeps its latest reading and never returns less: on one
+// execute a little out of program order; an ordered read (lfence; rdtsc) costs about twice as much
+// (limiter_bench). So each thread keeps its latest reading and never returns less: on one
 // thread the clock never decreases. Across threads a reading taken after seeing another thread's
 // reading (through any synchronisation) may be earlier than it by at most the processor's
 // out-of-order window (tens of nanoseconds), as with absl's clock.

@@ -84,14 +84,12 @@ constexpr Duration kForever = std::chrono::hours(1'000'000);
 
 // A parker's spin, in `pause` rounds. A futex sleep and wake-up cost a few microseconds of system
 // calls and scheduling on each side. A pause takes from about ten to about 140 cycles depending
-// on the processor (65 cycles, 27 ns, on the AMD EPYC measured in docs/PERFORMANCE.md), so
-// kSpins pauses are a few microseconds there, about what the sleep and wake-up it saves would
-// cost. The spin is the same for every wait: an adaptive bound (halved after each wait the spin
-// did not catch, down to 16 pauses) settled at 16 under a pool of empty jobs, whose workers then
-// slept twice as often per job as with this fixed bound (docs/PERFORMANCE.md, "Idle workers woken
-// last in, first out"). A bound of 2,048 (55 us there)
-// made a pool of empty jobs flip, run to run, into a regime of spinning threads at a third of
-// the throughput (docs/PERFORMANCE.md, "The pool at the ceiling").
+// on the processor, so kSpins pauses are a few microseconds, about what the sleep and wake-up it
+// saves would cost. The spin is fixed, the same for every wait: an adaptive bound settled low
+// under a pool of empty jobs, whose workers then slept more often per job, and a much larger one
+// made such a pool flip, run to run, into a regime of spinning threads at a fraction of the
+// throughput (pool_bench's BM_BubblePool/busy:0/measure_latency:1, with
+// tools/bench/pool_counts.py for the sleeps per job).
 constexpr int kSpins = 256;
 
 // The spin rule's counts (see "Spinning only where it can pay").
