@@ -83,7 +83,8 @@ class GoLimiterModel {
  private:
   // Go's Duration.Seconds(): whole seconds and the remainder converted separately.
   static double seconds(std::int64_t ns) {
-    return double(ns / 1'000'000'000) + double(ns % 1'000'000'000) / 1e9;
+    return double(ns / 1'000'000'000) +  // NOLINT(bugprone-integer-division): whole seconds
+           double(ns % 1'000'000'000) / 1e9;
   }
   double advance(std::int64_t t) const {
     std::int64_t last = last_;

@@ -41,6 +41,7 @@ std::function<void(Runtime&)> lost_wakeup_body(bool predicate_loop, const RaceCa
     int woke = 0;
     {
       std::vector<Thread> threads;
+      threads.reserve(c.threads);
       for (int i = 0; i < c.threads; ++i) {
         threads.emplace_back(
             "consumer-" + std::to_string(i),
@@ -85,6 +86,7 @@ std::function<void(Runtime&)> check_then_act_body(bool locked, const RaceCase& c
     int sold = 0;
     {
       std::vector<Thread> threads;
+      threads.reserve(c.threads);
       for (int i = 0; i < c.threads; ++i) {
         threads.emplace_back(
             "buyer-" + std::to_string(i),

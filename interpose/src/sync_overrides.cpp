@@ -24,7 +24,6 @@ using bubble::interpose::detail::CondEntry;
 using bubble::interpose::detail::Intercepted;
 using bubble::interpose::detail::intercepted;
 using bubble::interpose::detail::MutexEntry;
-using bubble::interpose::detail::RunState;
 using bubble::interpose::detail::ThreadRecord;
 using bubble::interpose::detail::valid;
 

@@ -153,7 +153,7 @@ struct Options {
   // faults). Stacks are pooled per OS thread without a fixed cap: memory grows with the number
   // of threads alive at once and the pages they touch; when a run ends, the pool keeps the
   // stacks that run needed at its peak and returns the rest to the system.
-  std::size_t stack_size = 256 * 1024;
+  std::size_t stack_size = std::size_t{256} * 1024;
   // How overflows of those stacks are caught. page: a guard page below each stack faults on the
   // first access past it (SIGSEGV, at the faulting instruction). canary: no guard page; a canary
   // word at the stack's low end is checked whenever the thread switches out and when it ends,

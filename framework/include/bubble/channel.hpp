@@ -81,6 +81,7 @@ class Channel {
 
   // A channel with room for `capacity` buffered values (0: unbuffered), whose waits use `rt`.
   // The buffer is allocated at construction.
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): it delegates.
   explicit Channel(std::size_t capacity = 0, Runtime& rt = current_runtime())
       : Channel(std::string_view(), capacity, rt) {}
   // The same, called `name` in deadlock reports (Channel::send "results" (object #4)); the name

@@ -41,6 +41,7 @@ class [[nodiscard]] Thread {
   Thread(Thread&& other) noexcept = default;
 
   // Joins the thread this object runs, if joinable, then takes over `other`'s thread.
+  // NOLINTNEXTLINE(performance-noexcept-move-constructor): the join may throw.
   Thread& operator=(Thread&& other) {
     if (this != &other) {
       if (joinable()) join();

@@ -333,7 +333,7 @@ class Bubble final : public Runtime {
   std::string describe_address(const void* address) const;
 
   // Failures. `details`, if any, follows the failure's first line (the message and when).
-  void fail(std::string message, bool deadlock, const std::string& details = {});
+  void fail(const std::string& message, bool deadlock, const std::string& details = {});
   void fail_with_exception(BThread* t, std::exception_ptr e);
   std::string thread_report() const;
   std::vector<detail::ReportThread> report_threads() const;

@@ -46,7 +46,7 @@ constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 struct sigaction g_previous[std::size(kCrashSignals)];
 std::atomic<bool> g_reported{false};  // One report per process: the first crash's.
 
-constexpr std::size_t kSignalStackSize = 256 * 1024;  // Room for composing the report.
+constexpr std::size_t kSignalStackSize = std::size_t{256} * 1024;  // Room for composing the report.
 constexpr unsigned kComposeSeconds = 10;
 
 void write_all(const char* text, std::size_t n) noexcept {
@@ -216,10 +216,10 @@ void Bubble::report_crash(int sig, const siginfo_t* info) noexcept {
   }
   write_text(line);
   if (t != nullptr && sig == SIGSEGV && info != nullptr) {
-    // A fault at most a page below the usable stack: the guard page.
+    // A fault just below the usable stack: on its guard page, or a frame's reach past it.
     const auto* address = static_cast<const char*>(info->si_addr);
     const auto* bottom = static_cast<const char*>(t->stack_bottom);
-    if (bottom != nullptr && address < bottom && address >= bottom - 64 * 1024) {
+    if (bottom != nullptr && address < bottom && address >= bottom - std::ptrdiff_t{64} * 1024) {
       std::snprintf(line, sizeof line,
                     "  it overflowed its stack of %zu bytes: raise Options::stack_size\n",
                     t->stack_size);

@@ -183,7 +183,7 @@ thread_local Pool tl_pool;
 
 std::size_t PooledStack::round_size(std::size_t usable_size) noexcept {
   const std::size_t page = page_size();
-  const std::size_t min = 16 * 1024;
+  const std::size_t min = std::size_t{16} * 1024;
   if (usable_size < min) usable_size = min;
   return (usable_size + page - 1) / page * page;
 }

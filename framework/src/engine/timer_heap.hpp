@@ -16,8 +16,8 @@ namespace bubble::engine {
 // A pending timer in the heap: its deadline and key = creation sequence << 24 | slot. Ordering by
 // (deadline, key) is (deadline, creation order); the key is also the TimerId.
 struct TimerEntry {
-  TimePoint deadline;
-  std::uint64_t key;
+  TimePoint deadline{};
+  std::uint64_t key = 0;
   std::uint32_t slot() const noexcept { return static_cast<std::uint32_t>(key & kSlotMask); }
   std::uint64_t seq() const noexcept { return key >> kSlotBits; }
   static constexpr int kSlotBits = 24;

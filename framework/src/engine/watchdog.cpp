@@ -93,7 +93,7 @@ void after_fork_in_parent() noexcept {
 
 void after_fork_in_child() noexcept {
   Watchdog* old = g_watchdog;  // Its mutex stays locked: it is never used again.
-  auto* fresh = new Watchdog;
+  auto* fresh = new Watchdog;  // NOLINT(bugprone-unhandled-exception-at-new): ends the child
   fresh->before_fork = old;
   fresh->tick = old->tick;
   const std::thread::id self = std::this_thread::get_id();

@@ -132,7 +132,7 @@ class Registry {
 
   void install_locked(int sig) {
     if (installed_[static_cast<std::size_t>(sig)]) return;
-    struct sigaction action;
+    struct sigaction action {};
     std::memset(&action, 0, sizeof action);
     action.sa_handler = &on_signal;
     sigemptyset(&action.sa_mask);

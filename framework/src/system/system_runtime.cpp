@@ -402,7 +402,9 @@ class SystemRuntime final : public Runtime {
 
 Runtime& system_runtime() noexcept {
   // Never destroyed: see "Lifetime" at the top of this file.
-  static SystemRuntime* const runtime = new SystemRuntime();
+  static SystemRuntime* const runtime =
+      new SystemRuntime();  // NOLINT(bugprone-unhandled-exception-at-new): would end the process
+
   return *runtime;
 }
 

@@ -41,8 +41,8 @@ std::string case_failure_message(const RunFailure& e) {
 
 // Fails the case with a CaseFailure: a std::exception, so that RapidCheck's runners and
 // bubble::testing::check both report it with its message.
-[[noreturn]] void fail_run_case(std::string message) {
-  throw CaseFailure(std::move(message));
+[[noreturn]] void fail_run_case(const std::string& message) {
+  throw CaseFailure(message);
 }
 
 thread_local FailedRunRecorder* innermost_recorder = nullptr;
@@ -115,7 +115,7 @@ RunResult run_property(const Options& given, std::function<void(Runtime&)> root)
   }
   if (failure) {
     if (!gtest_failures.empty()) *failure = gtest_failures + *failure;
-    fail_run_case(std::move(*failure));
+    fail_run_case(*failure);
   }
   if (!gtest_failures.empty()) {
     fail_run_case("GoogleTest assertions failed in the bubble:\n" + gtest_failures +

@@ -14,7 +14,6 @@ namespace {
 
 using detail::Picks;
 using detail::preemption_candidates;
-using detail::trimmed;
 
 bool no_trailing_zero(const Picks& p) {
   return p.empty() || p.back() != 0;

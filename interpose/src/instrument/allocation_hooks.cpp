@@ -18,6 +18,7 @@
 #include <bubble/detail/atomic_hooks.hpp>
 #include <bubble/detail/race_hooks.hpp>
 
+// NOLINTBEGIN(bugprone-reserved-identifier,readability-identifier-naming): glibc's names
 extern "C" {
 void* __libc_malloc(std::size_t size);
 void* __libc_calloc(std::size_t count, std::size_t size);
@@ -26,6 +27,7 @@ void* __libc_memalign(std::size_t alignment, std::size_t size);
 void* __libc_valloc(std::size_t size);
 void* __libc_pvalloc(std::size_t size);
 }
+// NOLINTEND(bugprone-reserved-identifier,readability-identifier-naming)
 
 namespace {
 
@@ -68,6 +70,8 @@ bool power_of_two(std::size_t n) noexcept {
 
 }  // namespace
 
+// NOLINTBEGIN(bugprone-reserved-identifier,readability-identifier-naming): the C library's and the
+// C++ ABI's names
 extern "C" {
 
 void* malloc(std::size_t size) {
@@ -131,3 +135,4 @@ void __cxa_guard_release(std::uint64_t* guard) {
 }
 
 }  // extern "C"
+// NOLINTEND(bugprone-reserved-identifier,readability-identifier-naming)

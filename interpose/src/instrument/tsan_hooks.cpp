@@ -267,6 +267,8 @@ inline void access(const volatile void* address, std::size_t size, bool write,
 // access's place in the user's code.
 #define BUBBLE_PC __builtin_return_address(0)
 
+// NOLINTBEGIN(bugprone-reserved-identifier,readability-identifier-naming,bugprone-macro-parentheses):
+// the names and signatures ThreadSanitizer's instrumentation calls; the macros' T is a type.
 extern "C" {
 
 void __tsan_init() {}
@@ -408,3 +410,4 @@ void __tsan_atomic_signal_fence(int mo) {
 }
 
 }  // extern "C"
+// NOLINTEND(bugprone-reserved-identifier,readability-identifier-naming,bugprone-macro-parentheses)

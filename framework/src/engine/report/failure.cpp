@@ -77,7 +77,7 @@ std::string Bubble::thread_report() const {
   return detail::format_thread_report(threads);
 }
 
-void Bubble::fail(std::string message, bool deadlock, const std::string& details) {
+void Bubble::fail(const std::string& message, bool deadlock, const std::string& details) {
   if (failed_) return;
   failed_ = true;
   off_fast_path_ = true;

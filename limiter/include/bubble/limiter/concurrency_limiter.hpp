@@ -58,8 +58,8 @@ class ConcurrencyLimiter {
                                     SourceLocation where = SourceLocation::current()) {
     if (auto ec = acquire(ctx, weight, where)) return ec;
     struct Release {
-      ConcurrencyLimiter* self;
-      std::int64_t weight;
+      ConcurrencyLimiter* self = nullptr;
+      std::int64_t weight = 0;
       SourceLocation where;
       ~Release() { self->release(weight, where); }
     } release_on_exit{this, weight, where};

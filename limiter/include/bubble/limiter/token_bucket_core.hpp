@@ -28,8 +28,10 @@ inline double rate_every(Duration interval) noexcept {
   if (interval <= Duration::zero()) return kInfiniteRate;
   if (interval == kInfiniteDuration) return 0.0;
   const auto count = interval.count();
+  // Whole seconds and the remainder converted separately, as Go's Duration.Seconds().
   const double seconds =
-      static_cast<double>(count / 1'000'000'000) + static_cast<double>(count % 1'000'000'000) / 1e9;
+      static_cast<double>(count / 1'000'000'000) +  // NOLINT(bugprone-integer-division)
+      static_cast<double>(count % 1'000'000'000) / 1e9;
   return 1.0 / seconds;
 }
 
@@ -206,8 +208,9 @@ class TokenBucketCore {
     if (rate <= 0) return 0.0;
     const auto count = d.count();
     // Go's Duration.Seconds(): whole seconds and the remainder converted separately.
-    const double seconds = static_cast<double>(count / 1'000'000'000) +
-                           static_cast<double>(count % 1'000'000'000) / 1e9;
+    const double seconds =
+        static_cast<double>(count / 1'000'000'000) +  // NOLINT(bugprone-integer-division)
+        static_cast<double>(count % 1'000'000'000) / 1e9;
     return seconds * rate;
   }
 
