@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <bubble/call_stack.hpp>
 #include <bubble/runtime.hpp>
@@ -117,6 +118,11 @@ struct Options {
   Strategy strategy = Strategy::fifo();
   // If set, replays this recorded schedule exactly (takes precedence over `strategy`).
   std::optional<Schedule> replay{};
+  // If set, the run appends every decision it takes among more than one candidate to this vector,
+  // in order (see Decision): what ScheduleTree needs to enumerate schedules. Each decision then
+  // costs a call through the strategy's interface, also under fifo and random, whose decisions
+  // are otherwise inlined. The vector must outlive the run.
+  std::vector<Decision>* decisions = nullptr;
   // Records a Trace of the run (RunResult::trace, RunFailure::trace).
   bool trace = false;
   // What the trace shows (with `trace`): TraceLevel::every_event (the default), or

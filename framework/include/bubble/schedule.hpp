@@ -33,4 +33,18 @@ struct Schedule {
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };
 
+// One decision of a run among more than one candidate, as Options::decisions records it: what an
+// exhaustive search (ScheduleTree) needs to enumerate a program's schedules.
+struct Decision {
+  // How many candidates there were (> 1), and which was taken (< candidates).
+  std::uint32_t candidates = 0;
+  std::uint32_t picked = 0;
+  // True when the decision was taken at a scheduling point of a thread that could go on running:
+  // candidate 0 is that thread, and any other pick preempts it. False at a thread's block, yield
+  // or exit, and for decisions among due timers or ready select cases, whose picks are free.
+  bool preemptive = false;
+
+  friend bool operator==(const Decision&, const Decision&) = default;
+};
+
 }  // namespace bubble

@@ -96,6 +96,12 @@ Bubble::Bubble(const Options& options)
   scheduler_ = make_scheduler(strategy_);
   random_key_ = detail::derive_random_key(options.random_seed, 0);
   fifo_ = strategy_.kind() == Strategy::Kind::fifo;
+  if (options.decisions != nullptr) {
+    // Every decision goes through the recording scheduler: no fifo shortcut, no inlined draws
+    // (a uniform strategy answers pick_thread and pick_other with the same draws).
+    scheduler_ = make_recording_scheduler(std::move(scheduler_), *options.decisions);
+    fifo_ = false;
+  }
   uniform_ = scheduler_->uniform_source();
   if (options.trace) {
     trace_ = std::make_shared<Trace>();

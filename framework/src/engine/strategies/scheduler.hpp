@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <bubble/random.hpp>
+#include <bubble/schedule.hpp>
 #include <bubble/strategy.hpp>
 
 #include "engine/run_queue.hpp"
@@ -43,6 +45,9 @@ class Candidates {
   std::size_t size() const noexcept {
     return queue_.size() + (first_ != nullptr) + (last_ != nullptr);
   }
+  // True when candidate 0 is the thread running at a scheduling point (a pick other than 0
+  // preempts it).
+  bool running_first() const noexcept { return first_ != nullptr; }
   // The i-th candidate; i < size().
   const BThread* operator[](std::size_t i) const noexcept {
     if (first_ != nullptr) return i == 0 ? first_ : queue_[i - 1];
@@ -100,5 +105,10 @@ std::unique_ptr<Scheduler> make_random_scheduler(const Strategy& strategy);
 std::unique_ptr<Scheduler> make_pct_scheduler(const Strategy& strategy);
 std::unique_ptr<Scheduler> make_choices_scheduler(const Strategy& strategy);
 std::unique_ptr<Scheduler> make_scheduler(const Strategy& strategy);
+
+// `inner`, with every decision it answers appended to `log` (Options::decisions). Its
+// uniform_source() is nullptr, so the engine asks it every decision.
+std::unique_ptr<Scheduler> make_recording_scheduler(std::unique_ptr<Scheduler> inner,
+                                                    std::vector<Decision>& log);
 
 }  // namespace bubble::engine

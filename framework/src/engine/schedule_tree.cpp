@@ -1,0 +1,344 @@
+#include <bubble/schedule_tree.hpp>
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/report/thread_report.hpp"
+
+namespace bubble {
+
+ScheduleTree::ScheduleTree(std::uint32_t max_preemptions, TreeShard shard)
+    : max_preemptions_(max_preemptions), shard_(shard) {
+  if (shard.total == 0 || shard.index >= shard.total) {
+    throw std::invalid_argument("bubble::ScheduleTree: shard " + std::to_string(shard.index) + "/" +
+                                std::to_string(shard.total) +
+                                " does not exist (the index must be < the total, which must be "
+                                ">= 1)");
+  }
+}
+
+bool ScheduleTree::owns_key(std::vector<std::uint32_t> picks) const {
+  if (shard_.total == 1) return true;
+  if (picks.size() > kShardDepth) picks.resize(kShardDepth);
+  while (!picks.empty() && picks.back() == 0) picks.pop_back();
+  // FNV-1a over the picks: the same shard for the same picks on every platform.
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const std::uint32_t pick : picks) {
+    for (int byte = 0; byte < 4; ++byte) {
+      hash ^= (pick >> (8 * byte)) & 0xffU;
+      hash *= 1099511628211ULL;
+    }
+  }
+  return hash % shard_.total == shard_.index;
+}
+
+bool ScheduleTree::owns(const std::vector<Decision>& decisions) const {
+  std::vector<std::uint32_t> picks;
+  for (std::size_t i = 0; i < decisions.size() && i < kShardDepth; ++i) {
+    picks.push_back(decisions[i].picked);
+  }
+  return owns_key(std::move(picks));
+}
+
+std::optional<Strategy> ScheduleTree::next() const {
+  if (done_) return std::nullopt;
+  std::vector<std::uint32_t> picks;
+  picks.reserve(path_.size());
+  for (const Decision& d : path_) picks.push_back(d.picked);
+  while (!picks.empty() && picks.back() == 0) picks.pop_back();
+  return Strategy::choices(std::move(picks));
+}
+
+void ScheduleTree::record(const std::vector<Decision>& decisions) {
+  if (done_) throw std::logic_error("bubble::ScheduleTree::record: the search is already done");
+  if (decisions.size() < path_.size()) {
+    throw std::logic_error(
+        "bubble: the exhaustive search cannot go on: the program is not deterministic (a run "
+        "given " +
+        std::to_string(path_.size()) + " picks took only " + std::to_string(decisions.size()) +
+        " decisions, where the same picks took at least " + std::to_string(path_.size()) +
+        " before)");
+  }
+  for (std::size_t i = 0; i < path_.size(); ++i) {
+    if (decisions[i].candidates != path_[i].candidates ||
+        decisions[i].preemptive != path_[i].preemptive || decisions[i].picked != path_[i].picked) {
+      throw std::logic_error(
+          "bubble: the exhaustive search cannot go on: the program is not deterministic "
+          "(decision #" +
+          std::to_string(i + 1) + " had " + std::to_string(decisions[i].candidates) +
+          " candidates, where the same picks gave " + std::to_string(path_[i].candidates) +
+          " before)");
+    }
+  }
+  if (owns(decisions)) {
+    ++schedules_;
+  } else {
+    ++transit_;
+  }
+  // Preemptions taken before each decision of this run.
+  std::vector<std::uint32_t> before(decisions.size() + 1, 0);
+  for (std::size_t i = 0; i < decisions.size(); ++i) {
+    const Decision& d = decisions[i];
+    before[i + 1] = before[i] + ((d.preemptive && d.picked != 0) ? 1 : 0);
+  }
+  // The deepest decision with a candidate after the one taken that stays within the bound. Every
+  // candidate after the first preempts at a preemptive decision, so one check covers them all.
+  // A branch at depth kShardDepth - 1 or deeper fixes the first kShardDepth picks of its whole
+  // subtree, and so its shard: another shard's is skipped.
+  std::vector<std::uint32_t> key;
+  for (std::size_t i = decisions.size(); i-- > 0;) {
+    const Decision& d = decisions[i];
+    if (d.picked + 1 >= d.candidates) continue;
+    if (before[i] + (d.preemptive ? 1 : 0) > max_preemptions_) continue;
+    std::uint32_t pick = d.picked + 1;
+    if (shard_.total > 1 && i + 1 >= kShardDepth) {
+      key.clear();
+      for (std::size_t j = 0; j <= i && j < kShardDepth; ++j) key.push_back(decisions[j].picked);
+      if (i < kShardDepth) {
+        while (pick < d.candidates) {
+          key.back() = pick;
+          if (owns_key(key)) break;
+          ++pick;
+        }
+        if (pick == d.candidates) continue;
+      } else if (!owns_key(key)) {
+        continue;
+      }
+    }
+    path_.assign(decisions.begin(), decisions.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    path_.back().picked = pick;
+    return;
+  }
+  path_.clear();
+  done_ = true;
+}
+
+double ScheduleTree::estimated_done() const noexcept {
+  if (done_) return 1.0;
+  double done = 0.0;
+  double share = 1.0;      // Of the whole tree, the part under the current decision.
+  std::uint32_t used = 0;  // Preemptions before the current decision.
+  for (const Decision& d : path_) {
+    // A preemptive decision with no preemption left has one branch to search.
+    if (d.preemptive && used >= max_preemptions_) continue;
+    share /= d.candidates;
+    done += share * d.picked;
+    if (d.preemptive && d.picked != 0) ++used;
+  }
+  return done;
+}
+
+namespace {
+
+constexpr std::string_view kCheckpointFormat = "bubble-schedule-tree-1";
+
+[[noreturn]] void bad_checkpoint(std::string_view text, const std::string& why) {
+  throw std::invalid_argument("bubble::ScheduleTree::resume: \"" + std::string(text) +
+                              "\" is not a checkpoint: " + why);
+}
+
+// Parses a decimal number of type T that must make up all of `digits`.
+template <class T>
+bool parse_number(std::string_view digits, T& out) {
+  const char* const end = digits.data() + digits.size();
+  const auto [at, error] = std::from_chars(digits.data(), end, out);
+  return error == std::errc{} && at == end && !digits.empty();
+}
+
+// Splits off the next field of `text` up to `separator` (all of it if there is none).
+std::string_view next_field(std::string_view& text, char separator) {
+  const std::size_t at = text.find(separator);
+  const std::string_view field = text.substr(0, at);
+  text = at == std::string_view::npos ? std::string_view{} : text.substr(at + 1);
+  return field;
+}
+
+}  // namespace
+
+std::string ScheduleTree::checkpoint() const {
+  std::string out = std::string(kCheckpointFormat) + " bound=" + std::to_string(max_preemptions_) +
+                    " shard=" + std::to_string(shard_.index) + "/" + std::to_string(shard_.total) +
+                    " schedules=" + std::to_string(schedules_) +
+                    " transit=" + std::to_string(transit_) + " path=";
+  if (done_) return out + "done";
+  for (std::size_t i = 0; i < path_.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(path_[i].candidates) + ":" + std::to_string(path_[i].picked);
+    if (path_[i].preemptive) out += 'p';
+  }
+  return out;
+}
+
+ScheduleTree ScheduleTree::resume(std::string_view checkpoint) {
+  std::string_view rest = checkpoint;
+  while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.remove_suffix(1);
+  if (next_field(rest, ' ') != kCheckpointFormat) {
+    bad_checkpoint(checkpoint, "it does not start with \"" + std::string(kCheckpointFormat) + "\"");
+  }
+  const auto field = [&](std::string_view name) {
+    const std::string_view f = next_field(rest, ' ');
+    if (f.substr(0, name.size()) != name) {
+      bad_checkpoint(checkpoint, "expected \"" + std::string(name) + "...\"");
+    }
+    return f.substr(name.size());
+  };
+  std::uint32_t bound = 0;
+  if (!parse_number(field("bound="), bound)) bad_checkpoint(checkpoint, "bad bound");
+  std::string_view shard_text = field("shard=");
+  TreeShard shard;
+  if (!parse_number(next_field(shard_text, '/'), shard.index) ||
+      !parse_number(shard_text, shard.total) || shard.total == 0 || shard.index >= shard.total) {
+    bad_checkpoint(checkpoint, "bad shard (index/total, index < total)");
+  }
+  ScheduleTree tree(bound, shard);
+  if (!parse_number(field("schedules="), tree.schedules_)) {
+    bad_checkpoint(checkpoint, "bad count of schedules");
+  }
+  if (!parse_number(field("transit="), tree.transit_)) {
+    bad_checkpoint(checkpoint, "bad count of transit runs");
+  }
+  std::string_view path = field("path=");
+  if (!rest.empty()) bad_checkpoint(checkpoint, "text after the path");
+  if (path == "done") {
+    tree.done_ = true;
+    return tree;
+  }
+  std::uint32_t preemptions = 0;
+  while (!path.empty()) {
+    std::string_view item = next_field(path, ',');
+    Decision d;
+    if (!item.empty() && item.back() == 'p') {
+      d.preemptive = true;
+      item.remove_suffix(1);
+    }
+    if (!parse_number(next_field(item, ':'), d.candidates) || !parse_number(item, d.picked) ||
+        d.candidates < 2 || d.picked >= d.candidates) {
+      bad_checkpoint(checkpoint, "bad decision in the path (candidates:pick, pick < candidates)");
+    }
+    preemptions += (d.preemptive && d.picked != 0) ? 1 : 0;
+    tree.path_.push_back(d);
+  }
+  if (preemptions > bound) bad_checkpoint(checkpoint, "its path preempts more than its bound");
+  return tree;
+}
+
+namespace {
+
+constexpr std::string_view kCertificateStart = "bubble: complete: ";
+
+std::string certificate_text(const TreeShard& shard, std::uint64_t schedules, std::uint32_t bound,
+                             std::uint64_t failed) {
+  std::string out(kCertificateStart);
+  if (shard.total > 1) {
+    out += "shard " + std::to_string(shard.index) + "/" + std::to_string(shard.total) + ": ";
+  }
+  return out + detail::with_thousands_separators(schedules) +
+         (schedules == 1 ? " schedule" : " schedules") + " with at most " + std::to_string(bound) +
+         (bound == 1 ? " preemption" : " preemptions") + ", " +
+         detail::with_thousands_separators(failed) + " failed";
+}
+
+struct ParsedCertificate {
+  TreeShard shard;
+  std::uint64_t schedules = 0;
+  std::uint32_t bound = 0;
+  std::uint64_t failed = 0;
+};
+
+// Reads a number written with thousands separators, up to the next space, from `text`.
+template <class T>
+bool read_grouped(std::string_view& text, T& out) {
+  std::string digits;
+  std::string_view field = next_field(text, ' ');
+  for (const char c : field) {
+    if (c != ',') digits += c;
+  }
+  return parse_number(std::string_view(digits), out);
+}
+
+ParsedCertificate parse_certificate(const std::string& line) {
+  const auto bad = [&line]() -> ParsedCertificate {
+    throw std::invalid_argument("bubble: \"" + line +
+                                "\" is not a certificate of an exhaustive "
+                                "search (\"bubble: complete: ... schedules with at most K "
+                                "preemptions, F failed\")");
+  };
+  std::string_view rest = line;
+  while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r' || rest.back() == ' ')) {
+    rest.remove_suffix(1);
+  }
+  if (rest.substr(0, kCertificateStart.size()) != kCertificateStart) return bad();
+  rest.remove_prefix(kCertificateStart.size());
+  ParsedCertificate c;
+  if (rest.substr(0, 6) == "shard ") {
+    rest.remove_prefix(6);
+    std::string_view shard = next_field(rest, ' ');
+    if (shard.empty() || shard.back() != ':') return bad();
+    shard.remove_suffix(1);
+    if (!parse_number(next_field(shard, '/'), c.shard.index) ||
+        !parse_number(shard, c.shard.total) || c.shard.index >= c.shard.total) {
+      return bad();
+    }
+  }
+  if (!read_grouped(rest, c.schedules)) return bad();
+  const std::string_view unit = next_field(rest, ' ');
+  if (unit != "schedule" && unit != "schedules") return bad();
+  if (next_field(rest, ' ') != "with" || next_field(rest, ' ') != "at" ||
+      next_field(rest, ' ') != "most" || !parse_number(next_field(rest, ' '), c.bound)) {
+    return bad();
+  }
+  const std::string_view preemptions = next_field(rest, ' ');
+  if (preemptions != "preemption," && preemptions != "preemptions,") return bad();
+  if (!read_grouped(rest, c.failed) || rest != "failed") return bad();
+  return c;
+}
+
+}  // namespace
+
+std::string ScheduleTree::certificate(std::uint64_t failed) const {
+  return certificate_text(shard_, schedules_, max_preemptions_, failed);
+}
+
+std::string merge_certificates(const std::vector<std::string>& certificates) {
+  if (certificates.empty()) {
+    throw std::invalid_argument("bubble: no certificate to merge");
+  }
+  std::vector<ParsedCertificate> parsed;
+  parsed.reserve(certificates.size());
+  for (const std::string& line : certificates) parsed.push_back(parse_certificate(line));
+  const ParsedCertificate& first = parsed.front();
+  std::vector<bool> seen(first.shard.total, false);
+  ParsedCertificate whole;
+  whole.bound = first.bound;
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    const ParsedCertificate& c = parsed[i];
+    if (c.bound != first.bound || c.shard.total != first.shard.total) {
+      throw std::invalid_argument("bubble: \"" + certificates[i] +
+                                  "\" is not of the same search as \"" + certificates.front() +
+                                  "\" (another bound or another number of shards)");
+    }
+    if (seen[c.shard.index]) {
+      throw std::invalid_argument("bubble: shard " + std::to_string(c.shard.index) + "/" +
+                                  std::to_string(c.shard.total) + " is given twice");
+    }
+    seen[c.shard.index] = true;
+    whole.schedules += c.schedules;
+    whole.failed += c.failed;
+  }
+  for (std::uint32_t i = 0; i < first.shard.total; ++i) {
+    if (!seen[i]) {
+      throw std::invalid_argument("bubble: the certificate of shard " + std::to_string(i) + "/" +
+                                  std::to_string(first.shard.total) +
+                                  " is missing: the search is not complete without it");
+    }
+  }
+  return certificate_text(TreeShard{}, whole.schedules, whole.bound, whole.failed);
+}
+
+}  // namespace bubble
