@@ -4,11 +4,13 @@
 //
 // Failures are provoked only under a gtest-spi ScopedFakeTestPartResultReporter, which captures
 // them, so no test here has to fail.
+#include <bubble/schedule_tree.hpp>
 #include <bubble/testing.hpp>
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
@@ -123,6 +125,89 @@ TEST(TestingRunTest, AFailureReplaysThroughBubbleStrategy) {
     EXPECT_TRUE(replay.outcome.failed);
     EXPECT_EQ(replay.outcome.replay_line, line);
   }
+}
+
+// BUBBLE_EXHAUSTIVE: the lost update needs one preemption, so a search with none passes with
+// its certificate, and a search with one fails with a choices replay line that reproduces it.
+TEST(TestingRunTest, ExhaustiveSearchPrintsACertificateOrAReplayableFailure) {
+  const auto body = [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2) << "lost update"; };
+  const RunTestResult none = run_test_with({{"BUBBLE_EXHAUSTIVE", "0"}}, body);
+  EXPECT_FALSE(none.outcome.failed);
+  EXPECT_TRUE(none.parts.empty());
+  EXPECT_EQ(none.outcome.certificate, "bubble: complete: " + std::to_string(none.outcome.runs) +
+                                          (none.outcome.runs == 1 ? " schedule" : " schedules") +
+                                          " with at most 0 preemptions, 0 failed");
+
+  const RunTestResult one = run_test_with({{"BUBBLE_EXHAUSTIVE", "1"}}, body);
+  ASSERT_TRUE(one.outcome.failed);
+  EXPECT_TRUE(one.outcome.certificate.empty());
+  EXPECT_NE(one.outcome.message.find("of the exhaustive search of every schedule with at most 1 "
+                                     "preemption"),
+            std::string::npos)
+      << one.outcome.message;
+  const std::string prefix = "replay: BUBBLE_STRATEGY=choices:";
+  ASSERT_EQ(one.outcome.replay_line.rfind(prefix, 0), 0u) << one.outcome.replay_line;
+  const std::string strategy = one.outcome.replay_line.substr(
+      8 + std::string("BUBBLE_STRATEGY=").size(),
+      one.outcome.replay_line.find(' ', 8) - 8 - std::string("BUBBLE_STRATEGY=").size());
+  const RunTestResult replay = run_test_with({{"BUBBLE_STRATEGY", strategy}}, body);
+  EXPECT_EQ(replay.bodies, 1);
+  EXPECT_TRUE(replay.outcome.failed);
+  EXPECT_EQ(replay.outcome.replay_line, one.outcome.replay_line);
+}
+
+// The shards of a search, each run as a CI job would run it, prove together what the whole
+// search proves: their certificates merge into its certificate. A bug is found by the shards
+// that own its failing schedules, each with a replay line of its own.
+TEST(TestingRunTest, ShardsOfAnExhaustiveSearchMergeIntoTheWholeSearch) {
+  const auto passing = [](Runtime& rt) { (void)racy_counter(rt); };
+  const RunTestResult whole = run_test_with({{"BUBBLE_EXHAUSTIVE", "2"}}, passing);
+  std::vector<std::string> certificates;
+  int failing_shards = 0;
+  for (int index = 0; index < 3; ++index) {
+    const std::map<std::string, std::string> env = {
+        {"BUBBLE_EXHAUSTIVE", "2"},
+        {"BUBBLE_SCHEDULE_SHARD_INDEX", std::to_string(index)},
+        {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "3"}};
+    certificates.push_back(run_test_with(env, passing).outcome.certificate);
+    const RunTestResult buggy =
+        run_test_with(env, [](Runtime& rt) { EXPECT_EQ(racy_counter(rt), 2) << "lost update"; });
+    if (!buggy.outcome.failed) continue;
+    ++failing_shards;
+    EXPECT_EQ(buggy.outcome.replay_line.rfind("replay: BUBBLE_STRATEGY=choices:", 0), 0u);
+  }
+  EXPECT_EQ(bubble::merge_certificates(certificates), whole.outcome.certificate);
+  EXPECT_GE(failing_shards, 1);
+}
+
+// BUBBLE_CHECKPOINT: a search that failed keeps its state; once the bug is gone, the search
+// resumes from the failing schedule instead of starting over, and its certificate counts every
+// schedule of both processes.
+TEST(TestingRunTest, ExhaustiveSearchResumesFromItsCheckpointFile) {
+  const std::string file = ::testing::TempDir() + "bubble_checkpoint_test.txt";
+  std::remove(file.c_str());
+  const RunTestResult whole =
+      run_test_with({{"BUBBLE_EXHAUSTIVE", "1"}}, [](Runtime& rt) { (void)racy_counter(rt); });
+  ASSERT_FALSE(whole.outcome.certificate.empty());
+
+  bool buggy = true;
+  const auto body = [&buggy](Runtime& rt) {
+    const int counted = racy_counter(rt);
+    if (buggy) {
+      EXPECT_EQ(counted, 2) << "lost update";
+    }
+  };
+  const std::map<std::string, std::string> env = {{"BUBBLE_EXHAUSTIVE", "1"},
+                                                  {"BUBBLE_CHECKPOINT", file}};
+  const RunTestResult failed = run_test_with(env, body);
+  ASSERT_TRUE(failed.outcome.failed);
+  buggy = false;
+  const RunTestResult resumed = run_test_with(env, body);
+  EXPECT_FALSE(resumed.outcome.failed);
+  EXPECT_EQ(resumed.outcome.certificate, whole.outcome.certificate);
+  EXPECT_EQ(failed.outcome.runs + resumed.outcome.runs, whole.outcome.runs + 1)
+      << "the failing schedule runs again, nothing else does";
+  std::remove(file.c_str());
 }
 
 }  // namespace

@@ -92,6 +92,58 @@ TEST(TestingTestPlan, StrategyWinsOverTheOtherVariablesWithANote) {
   EXPECT_TRUE(notes_mention(plan, "ignoring BUBBLE_SCHEDULE_SHARD_INDEX=1"));
 }
 
+TEST(TestingTestPlan, ExhaustiveVariableGivesASearchWithThatBound) {
+  const TestPlan plan = plan_of({{"BUBBLE_EXHAUSTIVE", " 2 "}});
+  EXPECT_TRUE(plan.exploring());
+  ASSERT_TRUE(plan.exhaustive_bound().has_value());
+  EXPECT_EQ(*plan.exhaustive_bound(), 2u);
+  EXPECT_EQ(plan.describe(), "every schedule with at most 2 preemptions");
+  EXPECT_EQ(plan_of({{"BUBBLE_EXHAUSTIVE", "1"}}).describe(),
+            "every schedule with at most 1 preemption");
+  EXPECT_FALSE(plan_of({{"BUBBLE_SCHEDULES", "3"}}).exhaustive_bound().has_value());
+}
+
+TEST(TestingTestPlan, ExhaustiveWinsOverSchedulesAndSeedWithANote) {
+  const TestPlan plan =
+      plan_of({{"BUBBLE_EXHAUSTIVE", "0"}, {"BUBBLE_SCHEDULES", "100"}, {"BUBBLE_SEED", "4"}});
+  ASSERT_TRUE(plan.exhaustive_bound().has_value());
+  EXPECT_EQ(*plan.exhaustive_bound(), 0u);
+  EXPECT_TRUE(notes_mention(plan, "ignoring BUBBLE_SCHEDULES=100 because BUBBLE_EXHAUSTIVE=0"));
+  EXPECT_TRUE(notes_mention(plan, "ignoring BUBBLE_SEED=4"));
+}
+
+TEST(TestingTestPlan, StrategyWinsOverExhaustiveSoThatReplayLinesReplay) {
+  const TestPlan plan = plan_of({{"BUBBLE_STRATEGY", "choices:0,1"}, {"BUBBLE_EXHAUSTIVE", "2"}});
+  EXPECT_FALSE(plan.exploring());
+  EXPECT_FALSE(plan.exhaustive_bound().has_value());
+  EXPECT_EQ(plan.strategy(0), Strategy::choices({0, 1}));
+  EXPECT_TRUE(notes_mention(plan, "ignoring BUBBLE_EXHAUSTIVE=2"));
+}
+
+TEST(TestingTestPlan, BadExhaustiveRequestsAreRejectedNamingTheVariableAndValue) {
+  expect_rejected({{"BUBBLE_EXHAUSTIVE", "two"}}, {"BUBBLE_EXHAUSTIVE", "two"});
+  expect_rejected({{"BUBBLE_EXHAUSTIVE", "-1"}}, {"BUBBLE_EXHAUSTIVE", "-1"});
+  expect_rejected({{"BUBBLE_EXHAUSTIVE", "4294967296"}}, {"BUBBLE_EXHAUSTIVE", "4294967296"});
+  expect_rejected({{"BUBBLE_EXHAUSTIVE", "1"},
+                   {"BUBBLE_SCHEDULE_SHARD_INDEX", "2"},
+                   {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "2"}},
+                  {"BUBBLE_SCHEDULE_SHARD_INDEX", "2"});
+}
+
+TEST(TestingTestPlan, ShardVariablesSplitAnExhaustiveSearch) {
+  const TestPlan plan = plan_of({{"BUBBLE_EXHAUSTIVE", "2"},
+                                 {"BUBBLE_SCHEDULE_SHARD_INDEX", "1"},
+                                 {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "3"}});
+  ASSERT_TRUE(plan.exhaustive_bound().has_value());
+  EXPECT_EQ(plan.shard(), (ScheduleShard{1, 3}));
+  EXPECT_EQ(plan.describe(), "every schedule with at most 2 preemptions (shard 1/3)");
+  const TestPlan from_gtest = plan_of({{"BUBBLE_EXHAUSTIVE", "1"},
+                                       {"BUBBLE_SCHEDULE_SHARDS_FROM_GTEST", "1"},
+                                       {"GTEST_SHARD_INDEX", "3"},
+                                       {"GTEST_TOTAL_SHARDS", "4"}});
+  EXPECT_EQ(from_gtest.shard(), (ScheduleShard{3, 4}));
+}
+
 TEST(TestingTestPlan, SeedAloneGivesOneRandomRun) {
   const TestPlan plan = plan_of({{"BUBBLE_SEED", "1234"}});
   EXPECT_FALSE(plan.exploring());

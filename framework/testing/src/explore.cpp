@@ -3,6 +3,8 @@
 
 #include <bubble/testing/stacks.hpp>
 
+#include <bubble/schedule_tree.hpp>
+
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -19,9 +21,15 @@
 #include <vector>
 
 #include "captured_failures.hpp"
+#include "search_state.hpp"
 
 namespace bubble::testing {
 namespace {
+
+// How often (in schedules) an exhaustive search writes its checkpoint file, besides at its end,
+// and looks at the clock for its progress line.
+constexpr std::uint64_t kCheckpointEvery = 1'000;
+constexpr std::uint64_t kProgressEvery = 64;
 
 // Re-reports a GoogleTest result captured during a run, unchanged.
 void rereport(const ::testing::TestPartResult& r) {
@@ -280,19 +288,54 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
   struct ClearObserver {
     ~ClearObserver() { ::bubble::detail::set_failure_observer(nullptr, nullptr); }
   } clear_observer;
+  // The results of runs of other shards' schedules (an exhaustive search's transit runs).
+  std::vector<std::pair<int, int>> dropped;
   auto rereport_all = [&] {
     for (int p = 0; p < parts.size(); ++p) {
       if (p >= teardown.from && p < teardown_to) continue;
+      if (std::any_of(dropped.begin(), dropped.end(),
+                      [p](const std::pair<int, int>& r) { return p >= r.first && p < r.second; })) {
+        continue;
+      }
       rereport(parts.GetTestPartResult(p));
+    }
+  };
+  // An exhaustive search's runs come from its tree, one after the other, until it is done.
+  std::optional<ScheduleTree> tree;
+  std::vector<Decision> decisions;
+  if (plan.exhaustive_bound()) {
+    if (options.checkpoint_path) {
+      tree = detail::read_checkpoint(*options.checkpoint_path, options.checkpoint_key,
+                                     *plan.exhaustive_bound(),
+                                     TreeShard{static_cast<std::uint32_t>(plan.shard().index),
+                                               static_cast<std::uint32_t>(plan.shard().total)});
+    }
+    if (!tree) {
+      tree.emplace(*plan.exhaustive_bound(),
+                   TreeShard{static_cast<std::uint32_t>(plan.shard().index),
+                             static_cast<std::uint32_t>(plan.shard().total)});
+    }
+    run_options.decisions = &decisions;
+  }
+  // On a terminal, a line that shows how a long search goes.
+  std::optional<detail::SearchProgress> progress;
+  if (tree && ::isatty(STDERR_FILENO) == 1) progress.emplace(tree->schedules());
+  // Keeps the search's state in the checkpoint file, if there is one.
+  bool checkpoint_failed = false;
+  const auto save_checkpoint = [&] {
+    if (!tree || !options.checkpoint_path || checkpoint_failed) return;
+    if (!detail::write_checkpoint(*options.checkpoint_path, options.checkpoint_key, *tree)) {
+      checkpoint_failed = true;
     }
   };
   std::exception_ptr pending;
   {
     const detail::CapturedFailures capture(&parts);
     try {
-      for (std::uint64_t i = 0; i < runs; ++i) {
-        const std::uint64_t k = plan.schedule_index(i);
-        run_options.strategy = plan.strategy(i);
+      for (std::uint64_t i = 0; tree ? !tree->done() : i < runs; ++i) {
+        const std::uint64_t k = tree ? tree->schedules() : plan.schedule_index(i);
+        run_options.strategy = tree ? *tree->next() : plan.strategy(i);
+        decisions.clear();
         const Strategy& s = run_options.strategy;
         if (plan.exploring() && observed_steps && s.kind() == Strategy::Kind::pct &&
             s.steps() == Strategy::kDefaultPctSteps) {
@@ -332,7 +375,24 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
           skipped = skipped || r.skipped();
         }
 
+        if ((!error.empty() || gtest_failed) && tree && !tree->owns(decisions)) {
+          // Another shard's schedule, run only to learn the tree's shape: its failure is that
+          // shard's to report.
+          dropped.emplace_back(before, parts.size());
+          teardown_to = -1;
+          failed_recorded.reset();
+          failed_kind.clear();
+          failed_with_run_failure = false;
+          failure.reset();
+          tree->record(decisions);
+          continue;
+        }
         if (error.empty() && !gtest_failed) {
+          if (tree) {
+            tree->record(decisions);
+            if (tree->schedules() % kCheckpointEvery == 0) save_checkpoint();
+            if (progress && tree->schedules() % kProgressEvery == 0) progress->show(*tree);
+          }
           if (result && !observed_steps) observed_steps = result->steps;
           if (options.on_success && result) options.on_success(k, *result);
           if (options.trace_path && result) traced = std::move(result);
@@ -361,11 +421,13 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
         }
         outcome.failed_schedule = k;
         outcome.failed_strategy = run_options.strategy;
-        const std::string which = plan.exploring()
-                                      ? "schedule " + std::to_string(k) + " of " +
-                                            std::to_string(plan.schedules()) + " (" +
-                                            run_options.strategy.to_string() + ")"
-                                      : "the run (" + run_options.strategy.to_string() + ")";
+        const std::string which =
+            tree ? "schedule " + std::to_string(k) + " of the exhaustive search of " +
+                       plan.describe() + " (" + run_options.strategy.to_string() + ")"
+            : plan.exploring()
+                ? "schedule " + std::to_string(k) + " of " + std::to_string(plan.schedules()) +
+                      " (" + run_options.strategy.to_string() + ")"
+                : "the run (" + run_options.strategy.to_string() + ")";
         std::string message = "bubble: " + which + " failed";
         if (!error.empty()) {
           message += ":\n" + error;
@@ -403,8 +465,14 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
       pending = std::current_exception();
     }
   }
+  if (progress) progress->clear();
   rereport_all();
+  save_checkpoint();
+  if (checkpoint_failed) {
+    report_failure(options, "bubble: cannot write the checkpoint to " + *options.checkpoint_path);
+  }
   if (pending) std::rethrow_exception(pending);
+  if (tree && tree->done()) outcome.certificate = tree->certificate(0);
   if (outcome.failed && options.stacks && failed_with_run_failure && failed_recorded) {
     run_options.strategy = outcome.failed_strategy;
     const std::string report = report_with_stacks(run_options, body, *failed_recorded, failed_kind);

@@ -2,12 +2,16 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace bubble::testing {
 namespace {
+
+// The largest preemption bound BUBBLE_EXHAUSTIVE accepts (ScheduleTree counts in 32 bits).
+constexpr std::uint64_t kMaxPreemptionBound = std::numeric_limits<std::uint32_t>::max();
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -48,10 +52,14 @@ const StolenGtestShards& stolen_gtest_shards() {
     StolenGtestShards s;
     const std::optional<std::string> opt_in = getenv_string("BUBBLE_SCHEDULE_SHARDS_FROM_GTEST");
     if (!opt_in || trim(*opt_in) != "1") return s;
-    // Only an exploration splits schedules; otherwise gtest keeps sharding the tests.
+    // Only an exploration or an exhaustive search splits schedules; otherwise gtest keeps
+    // sharding the tests.
     const std::optional<std::string> schedules = getenv_string("BUBBLE_SCHEDULES");
+    const std::optional<std::string> exhaustive = getenv_string("BUBBLE_EXHAUSTIVE");
     const std::optional<std::string> strategy = getenv_string("BUBBLE_STRATEGY");
-    if (!schedules || trim(*schedules).empty() || (strategy && !trim(*strategy).empty())) return s;
+    const bool searching =
+        (schedules && !trim(*schedules).empty()) || (exhaustive && !trim(*exhaustive).empty());
+    if (!searching || (strategy && !trim(*strategy).empty())) return s;
     s.index = getenv_string("GTEST_SHARD_INDEX");
     s.total = getenv_string("GTEST_TOTAL_SHARDS");
     ::unsetenv("GTEST_SHARD_INDEX");
@@ -116,70 +124,17 @@ TestPlan TestPlan::explore(std::uint64_t schedules, std::uint64_t base_seed, Sch
   return plan;
 }
 
-TestPlan TestPlan::from_environment(const EnvLookup& env) {
-  TestPlan plan = parse_runs(env);
-  plan.set_trace_path(get(env, "BUBBLE_TRACE"));
-  return plan;
-}
+namespace {
 
-TestPlan TestPlan::parse_runs(const EnvLookup& env) {
-  const std::optional<std::string> strategy = get(env, "BUBBLE_STRATEGY");
-  const std::optional<std::string> seed = get(env, "BUBBLE_SEED");
-  const std::optional<std::string> schedules = get(env, "BUBBLE_SCHEDULES");
+// The schedule shard the variables ask for (see test_plan.hpp), for a search of `what` ("100
+// schedules"); notes go to `notes`. Throws std::invalid_argument as from_environment does.
+ScheduleShard parse_shard(const EnvLookup& env, bool shards_from_gtest, const std::string& what,
+                          std::vector<std::string>& notes) {
   const std::optional<std::string> shard_index = get(env, "BUBBLE_SCHEDULE_SHARD_INDEX");
   const std::optional<std::string> shard_total = get(env, "BUBBLE_SCHEDULE_TOTAL_SHARDS");
-  const std::optional<std::string> from_gtest = get(env, "BUBBLE_SCHEDULE_SHARDS_FROM_GTEST");
   const std::optional<std::string> gtest_index = get(env, "GTEST_SHARD_INDEX");
   const std::optional<std::string> gtest_total = get(env, "GTEST_TOTAL_SHARDS");
-
-  if (from_gtest && trim(*from_gtest) != "1" && trim(*from_gtest) != "0") {
-    throw std::invalid_argument(
-        "bubble::testing: BUBBLE_SCHEDULE_SHARDS_FROM_GTEST must be 0 or 1, got " +
-        quoted(*from_gtest));
-  }
-  const bool shards_from_gtest = from_gtest && trim(*from_gtest) == "1";
-
-  if (strategy) {
-    TestPlan plan;
-    try {
-      plan = single(Strategy::parse(*strategy));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("bubble::testing: BUBBLE_STRATEGY=" + quoted(*strategy) +
-                                  " is not a strategy: " + e.what());
-    }
-    for (const auto& [name, value] :
-         {std::pair{"BUBBLE_SEED", seed}, std::pair{"BUBBLE_SCHEDULES", schedules},
-          std::pair{"BUBBLE_SCHEDULE_SHARD_INDEX", shard_index},
-          std::pair{"BUBBLE_SCHEDULE_TOTAL_SHARDS", shard_total}}) {
-      if (value) {
-        plan.notes_.push_back(std::string("bubble: ignoring ") + name + "=" + *value +
-                              " because BUBBLE_STRATEGY=" + *strategy + " is set");
-      }
-    }
-    return plan;
-  }
-
-  std::optional<std::uint64_t> seed_value;
-  if (seed) seed_value = parse_env_uint("BUBBLE_SEED", *seed);
-
-  if (!schedules) {
-    TestPlan plan = seed_value ? single(Strategy::random(*seed_value)) : TestPlan{};
-    if (shard_index || shard_total) {
-      plan.notes_.push_back(
-          "bubble: ignoring BUBBLE_SCHEDULE_SHARD_INDEX/BUBBLE_SCHEDULE_TOTAL_SHARDS because "
-          "BUBBLE_SCHEDULES is not set");
-    }
-    return plan;
-  }
-
-  const std::uint64_t n = parse_env_uint("BUBBLE_SCHEDULES", *schedules);
-  if (n == 0) {
-    throw std::invalid_argument("bubble::testing: BUBBLE_SCHEDULES must be >= 1, got " +
-                                quoted(*schedules));
-  }
-
   ScheduleShard shard;
-  std::vector<std::string> notes;
   if (shard_index || shard_total) {
     if (!shard_index || !shard_total) {
       throw std::invalid_argument(
@@ -222,18 +177,130 @@ TestPlan TestPlan::parse_runs(const EnvLookup& env) {
     notes.push_back(
         "bubble: GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS shard the tests; each test explores all of "
         "its " +
-        std::to_string(n) +
-        " schedules (set BUBBLE_SCHEDULE_SHARD_INDEX/BUBBLE_SCHEDULE_TOTAL_SHARDS, or "
+        what +
+        " (set BUBBLE_SCHEDULE_SHARD_INDEX/BUBBLE_SCHEDULE_TOTAL_SHARDS, or "
         "BUBBLE_SCHEDULE_SHARDS_FROM_GTEST=1, to split the schedules instead)");
   }
 
+  return shard;
+}
+
+}  // namespace
+
+TestPlan TestPlan::exhaustive(std::uint32_t max_preemptions, ScheduleShard shard) {
+  if (shard.total == 0 || shard.index >= shard.total) {
+    throw std::invalid_argument("bubble::testing: shard " + std::to_string(shard.index) + "/" +
+                                std::to_string(shard.total) + " does not exist");
+  }
+  TestPlan plan;
+  plan.exploring_ = true;
+  plan.exhaustive_ = max_preemptions;
+  plan.shard_ = shard;
+  return plan;
+}
+
+TestPlan TestPlan::from_environment(const EnvLookup& env) {
+  TestPlan plan = parse_runs(env);
+  plan.set_trace_path(get(env, "BUBBLE_TRACE"));
+  plan.set_checkpoint_path(get(env, "BUBBLE_CHECKPOINT"));
+  return plan;
+}
+
+TestPlan TestPlan::parse_runs(const EnvLookup& env) {
+  const std::optional<std::string> strategy = get(env, "BUBBLE_STRATEGY");
+  const std::optional<std::string> seed = get(env, "BUBBLE_SEED");
+  const std::optional<std::string> schedules = get(env, "BUBBLE_SCHEDULES");
+  const std::optional<std::string> shard_index = get(env, "BUBBLE_SCHEDULE_SHARD_INDEX");
+  const std::optional<std::string> shard_total = get(env, "BUBBLE_SCHEDULE_TOTAL_SHARDS");
+  const std::optional<std::string> from_gtest = get(env, "BUBBLE_SCHEDULE_SHARDS_FROM_GTEST");
+  const std::optional<std::string> gtest_index = get(env, "GTEST_SHARD_INDEX");
+  const std::optional<std::string> gtest_total = get(env, "GTEST_TOTAL_SHARDS");
+  const std::optional<std::string> exhaustive = get(env, "BUBBLE_EXHAUSTIVE");
+
+  if (from_gtest && trim(*from_gtest) != "1" && trim(*from_gtest) != "0") {
+    throw std::invalid_argument(
+        "bubble::testing: BUBBLE_SCHEDULE_SHARDS_FROM_GTEST must be 0 or 1, got " +
+        quoted(*from_gtest));
+  }
+  const bool shards_from_gtest = from_gtest && trim(*from_gtest) == "1";
+
+  if (strategy) {
+    TestPlan plan;
+    try {
+      plan = single(Strategy::parse(*strategy));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("bubble::testing: BUBBLE_STRATEGY=" + quoted(*strategy) +
+                                  " is not a strategy: " + e.what());
+    }
+    for (const auto& [name, value] :
+         {std::pair{"BUBBLE_SEED", seed}, std::pair{"BUBBLE_SCHEDULES", schedules},
+          std::pair{"BUBBLE_EXHAUSTIVE", exhaustive},
+          std::pair{"BUBBLE_SCHEDULE_SHARD_INDEX", shard_index},
+          std::pair{"BUBBLE_SCHEDULE_TOTAL_SHARDS", shard_total}}) {
+      if (value) {
+        plan.notes_.push_back(std::string("bubble: ignoring ") + name + "=" + *value +
+                              " because BUBBLE_STRATEGY=" + *strategy + " is set");
+      }
+    }
+    return plan;
+  }
+
+  if (exhaustive) {
+    const std::uint64_t bound = parse_env_uint("BUBBLE_EXHAUSTIVE", *exhaustive);
+    if (bound > kMaxPreemptionBound) {
+      throw std::invalid_argument(
+          "bubble::testing: BUBBLE_EXHAUSTIVE must be a preemption bound "
+          "<= " +
+          std::to_string(kMaxPreemptionBound) + ", got " + quoted(*exhaustive));
+    }
+    std::vector<std::string> notes;
+    const ScheduleShard shard = parse_shard(env, shards_from_gtest, "schedules", notes);
+    if (shard.total > kMaxPreemptionBound) {
+      throw std::invalid_argument("bubble::testing: an exhaustive search has at most " +
+                                  std::to_string(kMaxPreemptionBound) + " shards, got " +
+                                  std::to_string(shard.total));
+    }
+    TestPlan plan = TestPlan::exhaustive(static_cast<std::uint32_t>(bound), shard);
+    plan.notes_ = std::move(notes);
+    for (const auto& [name, value] :
+         {std::pair{"BUBBLE_SEED", seed}, std::pair{"BUBBLE_SCHEDULES", schedules}}) {
+      if (value) {
+        plan.notes_.push_back(std::string("bubble: ignoring ") + name + "=" + *value +
+                              " because BUBBLE_EXHAUSTIVE=" + *exhaustive + " is set");
+      }
+    }
+    return plan;
+  }
+
+  std::optional<std::uint64_t> seed_value;
+  if (seed) seed_value = parse_env_uint("BUBBLE_SEED", *seed);
+
+  if (!schedules) {
+    TestPlan plan = seed_value ? single(Strategy::random(*seed_value)) : TestPlan{};
+    if (shard_index || shard_total) {
+      plan.notes_.push_back(
+          "bubble: ignoring BUBBLE_SCHEDULE_SHARD_INDEX/BUBBLE_SCHEDULE_TOTAL_SHARDS because "
+          "BUBBLE_SCHEDULES is not set");
+    }
+    return plan;
+  }
+
+  const std::uint64_t n = parse_env_uint("BUBBLE_SCHEDULES", *schedules);
+  if (n == 0) {
+    throw std::invalid_argument("bubble::testing: BUBBLE_SCHEDULES must be >= 1, got " +
+                                quoted(*schedules));
+  }
+
+  std::vector<std::string> notes;
+  const ScheduleShard shard =
+      parse_shard(env, shards_from_gtest, std::to_string(n) + " schedules", notes);
   TestPlan plan = explore(n, seed_value.value_or(0), shard);
   plan.notes_ = std::move(notes);
   return plan;
 }
 
 std::uint64_t TestPlan::size() const noexcept {
-  if (!exploring_) return 1;
+  if (!exploring_ || exhaustive_) return 1;
   if (schedules_ <= shard_.index) return 0;
   return (schedules_ - shard_.index + shard_.total - 1) / shard_.total;
 }
@@ -253,6 +320,14 @@ Strategy TestPlan::strategy(std::uint64_t i) const {
 
 std::string TestPlan::describe() const {
   if (!exploring_) return single_.to_string();
+  if (exhaustive_) {
+    std::string out = "every schedule with at most " + std::to_string(*exhaustive_) +
+                      (*exhaustive_ == 1 ? " preemption" : " preemptions");
+    if (shard_.total > 1) {
+      out += " (shard " + std::to_string(shard_.index) + "/" + std::to_string(shard_.total) + ")";
+    }
+    return out;
+  }
   std::string out;
   if (shard_.total > 1) {
     out = std::to_string(size()) + " of " + std::to_string(schedules_) + " schedules (shard " +

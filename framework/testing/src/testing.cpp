@@ -52,6 +52,10 @@ ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const Options
   options.report_file = file;
   options.report_line = line;
   options.trace_path = plan.trace_path();
+  options.checkpoint_path = plan.checkpoint_path();
+  if (info != nullptr) {
+    options.checkpoint_key = std::string(info->test_suite_name()) + "." + info->name();
+  }
   ExploreOutcome outcome = explore(plan, body, options);
   const std::optional<std::string> failure_file = env("BUBBLE_FAILURE_FILE");
   if (outcome.failed && failure_file && !failure_file->empty() && info != nullptr) {
@@ -66,7 +70,9 @@ ExploreOutcome run_test(const std::function<void(Runtime&)>& body, const Options
                                  << ": cannot write the file";
     }
   }
-  if (plan.exploring() && !outcome.failed) {
+  if (!outcome.certificate.empty()) {
+    std::cout << outcome.certificate << "\n" << std::flush;
+  } else if (plan.exploring() && !outcome.failed && !plan.exhaustive_bound()) {
     std::cout << "bubble: explored " << plan.describe() << "\n" << std::flush;
   }
   return outcome;

@@ -31,6 +31,12 @@ struct ExploreOptions {
   // Chrome's trace format, with a line on standard output saying so. A file that cannot be
   // written adds a GoogleTest failure naming it.
   std::optional<std::string> trace_path;
+  // For an exhaustive plan: a file that keeps the search's state (see BUBBLE_CHECKPOINT in
+  // test_plan.hpp), under the name `checkpoint_key` (BUBBLE_TEST uses "Suite.Name"). A file that
+  // cannot be read as a checkpoint of the same key and bound is overwritten with a note; one that
+  // cannot be written adds a GoogleTest failure naming it.
+  std::optional<std::string> checkpoint_path;
+  std::string checkpoint_key;
   // Called after each run that did not fail, with the run's index among all the plan's
   // schedules (TestPlan::schedule_index) and its result. Optional.
   std::function<void(std::uint64_t schedule_index, const RunResult&)> on_success;
@@ -72,10 +78,16 @@ struct ExploreOutcome {
   // For a failed run that was shrunk (see ExploreOptions::shrink): what the search found. Its
   // runs are not counted in `runs`.
   std::optional<ShrinkResult> shrunk;
+  // For an exhaustive search (TestPlan::exhaustive) that ran every schedule within its bound
+  // without a failure: its certificate, "bubble: complete: 1,234 schedules with at most 2
+  // preemptions, 0 failed". Empty otherwise.
+  std::string certificate;
 };
 
 // Runs `body` as the root thread of a fresh bubble (bubble::run) once for each run of `plan`, in
-// order, with the plan's strategy, and stops at the first run that fails. In an exploration, a
+// order, with the plan's strategy, and stops at the first run that fails. An exhaustive plan runs
+// the schedules of a ScheduleTree with the plan's bound instead (Options::decisions is then the
+// explorer's), depth first, until the tree is done or a run fails. In an exploration, a
 // pct strategy with the default step estimate gets the number of steps of the exploration's first
 // run as its estimate (pct:<seed>:3:<steps>), so that PCT's change points fall inside the run.
 // Must be called from a GoogleTest test, on the test's thread, outside any bubble.

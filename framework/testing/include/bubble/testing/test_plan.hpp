@@ -32,6 +32,23 @@
 //                                runs the schedules k with k % t == i. Both or neither must be set,
 //                                with 0 <= i < t. A shard that gets no schedule (N <= i) skips the
 //                                test visibly (GTEST_SKIP) instead of passing silently.
+//   BUBBLE_EXHAUSTIVE=<k>        Run every schedule of the body with at most k preemptions
+//                                (bubble::ScheduleTree: iterative context bounding), depth first,
+//                                and stop at the first failing one, whose replay line is a
+//                                choices strategy. A search that finishes prints its certificate,
+//                                "bubble: complete: 1,234 schedules with at most 2 preemptions,
+//                                0 failed". Takes precedence over BUBBLE_SCHEDULES and
+//                                BUBBLE_SEED (a note says so). The shard variables below split
+//                                it into disjoint parts (ScheduleTree's shards) whose
+//                                certificates, "bubble: complete: shard 1/4: ...", merge into
+//                                the whole one (`bubble certificate merge`). The body must be
+//                                deterministic given the picks (see ScheduleTree).
+//   BUBBLE_CHECKPOINT=<file>     With BUBBLE_EXHAUSTIVE: keep the search's state in <file>
+//                                (ScheduleTree::checkpoint, with the test's name), written every
+//                                1,000 schedules and when the search ends; a test whose name and
+//                                bound match the file's resumes from it instead of starting over
+//                                (a failing schedule is run again first). Meant for one long
+//                                search: every test of the process writes the same file.
 //   BUBBLE_TRACE=<file>          Record a trace of every run (Options::trace) and write the trace
 //                                of the failing run (or, if none fails, of the last run) to <file>
 //                                as text and to <file>.json in Chrome's trace format (Perfetto).
@@ -96,6 +113,11 @@ class TestPlan {
   // One run with `strategy`.
   static TestPlan single(Strategy strategy);
 
+  // Every schedule with at most `max_preemptions` preemptions (see ScheduleTree), or this
+  // shard's part of them (shard.total <= 2^32 - 1). A shard that does not exist throws
+  // std::invalid_argument.
+  static TestPlan exhaustive(std::uint32_t max_preemptions, ScheduleShard shard = {});
+
   // This shard's part of an exploration of `schedules` schedules starting at `base_seed`.
   // schedules == 0, shard.total == 0 or shard.index >= shard.total throw std::invalid_argument.
   static TestPlan explore(std::uint64_t schedules, std::uint64_t base_seed,
@@ -106,9 +128,14 @@ class TestPlan {
   // shard variables is set.
   static TestPlan from_environment(const EnvLookup& env);
 
-  // True for an exploration (even of a single schedule), false for a single run.
+  // True for an exploration (even of a single schedule) or an exhaustive search, false for a
+  // single run.
   bool exploring() const noexcept { return exploring_; }
-  // How many runs this process performs (0 only for a shard that has no schedule).
+  // For an exhaustive search, its preemption bound; nullopt otherwise.
+  const std::optional<std::uint32_t>& exhaustive_bound() const noexcept { return exhaustive_; }
+  // How many runs this process performs (0 only for a shard that has no schedule). For an
+  // exhaustive search, whose runs are known only as it goes, 1; strategy() and schedule_index()
+  // do not apply to it.
   std::uint64_t size() const noexcept;
   // The index, among all N schedules, of this process's i-th run (i < size()).
   std::uint64_t schedule_index(std::uint64_t i) const;
@@ -123,23 +150,30 @@ class TestPlan {
   const std::optional<std::string>& trace_path() const noexcept { return trace_path_; }
   void set_trace_path(std::optional<std::string> path) { trace_path_ = std::move(path); }
 
+  // BUBBLE_CHECKPOINT: where an exhaustive search keeps its state; nullopt: nowhere.
+  const std::optional<std::string>& checkpoint_path() const noexcept { return checkpoint_path_; }
+  void set_checkpoint_path(std::optional<std::string> path) { checkpoint_path_ = std::move(path); }
+
   // Remarks worth printing once: variables that were ignored and why.
   const std::vector<std::string>& notes() const noexcept { return notes_; }
 
   // For a single run, its strategy ("fifo", "random:42"); for an exploration, what this process
   // explores: "100 schedules, random/pct seeds 0..99" or
-  // "25 of 100 schedules (shard 1/4), random/pct seeds 0..99".
+  // "25 of 100 schedules (shard 1/4), random/pct seeds 0..99"; for an exhaustive search, "every
+  // schedule with at most 2 preemptions".
   std::string describe() const;
 
  private:
   static TestPlan parse_runs(const EnvLookup& env);
 
   bool exploring_ = false;
+  std::optional<std::uint32_t> exhaustive_;
   Strategy single_;
   std::uint64_t schedules_ = 1;
   std::uint64_t base_seed_ = 0;
   ScheduleShard shard_;
   std::optional<std::string> trace_path_;
+  std::optional<std::string> checkpoint_path_;
   std::vector<std::string> notes_;
 };
 
