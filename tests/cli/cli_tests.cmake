@@ -107,3 +107,21 @@ cli_test(size_rate_needs_latency 2 "^bubble size: --rate 300/s: needs --latency"
   ${bubble} size --rate 300/s)
 cli_test(size_bad_cores 2 "^bubble size: --cores 0: expected an integer"
   ${bubble} size --cores 0 --wait 1ms --compute 1ms)
+
+# `bubble certificate merge`: the shards' certificates, found in whole logs, merge into the
+# search's; a missing shard, a shard given twice or a file that cannot be read is bad usage.
+file(WRITE ${out}/shard-0.log "[ RUN      ] Queue.Drains\nbubble: complete: shard 0/2: 1,000 schedules with at most 2 preemptions, 0 failed\n[       OK ] Queue.Drains\n")
+file(WRITE ${out}/shard-1.log "bubble: complete: shard 1/2: 234 schedules with at most 2 preemptions, 0 failed\n")
+file(WRITE ${out}/shard-1-failed.log "bubble: complete: shard 1/2: 234 schedules with at most 2 preemptions, 3 failed\n")
+cli_test(certificate_merge 0 "^bubble: complete: 1,234 schedules with at most 2 preemptions, 0 failed$"
+  ${bubble} certificate merge ${out}/shard-0.log ${out}/shard-1.log)
+cli_test(certificate_merge_failed 1 "^bubble: complete: 1,234 schedules with at most 2 preemptions, 3 failed$"
+  ${bubble} certificate merge ${out}/shard-1-failed.log ${out}/shard-0.log)
+cli_test(certificate_missing_shard 2 "^bubble certificate merge: bubble: the certificate of shard 1/2 is missing"
+  ${bubble} certificate merge ${out}/shard-0.log)
+cli_test(certificate_shard_twice 2 "^bubble certificate merge: bubble: shard 0/2 is given twice"
+  ${bubble} certificate merge ${out}/shard-0.log ${out}/shard-0.log ${out}/shard-1.log)
+cli_test(certificate_unreadable 2 "^bubble certificate merge: /nonexistent/x.log: cannot read the file$"
+  ${bubble} certificate merge /nonexistent/x.log)
+cli_test(certificate_no_file 2 "^bubble certificate merge: .*files"
+  ${bubble} certificate merge)

@@ -13,5 +13,6 @@ void add_replay_command(CLI::App& app, int& exit_code);
 void add_limiter_command(CLI::App& app, int& exit_code);
 void add_sim_command(CLI::App& app, int& exit_code);
 void add_size_command(CLI::App& app, int& exit_code);
+void add_certificate_command(CLI::App& app, int& exit_code);
 
 }  // namespace bubble::cli

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   bubble run exhibits && bubble replay bubble-failure-exhibits.json
   bubble sim --workers 4 --job-time exp:100ms --arrivals poisson:30/s
   bubble size --rate 300/s --latency 80ms
+  bubble certificate merge shard-*.log
 
 `bubble <command> --help` describes each command. Exit status: 0 when everything held, 1 when a
 property failed, 2 for bad usage.)");
@@ -46,6 +47,7 @@ property failed, 2 for bad usage.)");
   bubble::cli::add_limiter_command(app, exit_code);
   bubble::cli::add_sim_command(app, exit_code);
   bubble::cli::add_size_command(app, exit_code);
+  bubble::cli::add_certificate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
