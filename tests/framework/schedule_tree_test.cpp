@@ -15,6 +15,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -32,7 +33,11 @@ struct Search {
   std::multiset<std::string> outcomes;
   std::uint32_t most_preemptions = 0;
   std::uint64_t failures = 0;
+  std::uint64_t transit_runs = 0;
   std::string certificate;
+  // The first failing schedule's strategy and whole message.
+  std::optional<Strategy> first_failing;
+  std::string first_failure;
 };
 
 std::uint32_t preemptions_of(const std::vector<Decision>& decisions) {
@@ -42,9 +47,10 @@ std::uint32_t preemptions_of(const std::vector<Decision>& decisions) {
 }
 
 // Runs every schedule of `body` within `bound`, going on past failures (as `bubble run` counts
-// them), and records what each run did.
+// them), and records what each run did; `after_each`, if given, sees the tree after each run.
 Search search(std::uint32_t bound, const std::function<std::string(Runtime&)>& body,
-              bubble::TreeShard shard = {}) {
+              bubble::TreeShard shard = {},
+              const std::function<void(const ScheduleTree&)>& after_each = {}) {
   Search out;
   ScheduleTree tree(bound, shard);
   std::vector<Decision> decisions;
@@ -54,23 +60,30 @@ Search search(std::uint32_t bound, const std::function<std::string(Runtime&)>& b
     decisions.clear();
     options.strategy = *s;
     std::string outcome;
+    std::string failure;
     try {
       (void)bubble::run(options, [&](Runtime& rt) { outcome = body(rt); });
     } catch (const bubble::RunFailure& e) {
-      const std::string what = e.what();
-      outcome = what.substr(0, what.find('\n'));
-      ++out.failures;
+      failure = e.what();
+      outcome = failure.substr(0, failure.find('\n'));
     }
     out.most_preemptions = std::max(out.most_preemptions, preemptions_of(decisions));
     if (tree.owns(decisions)) {  // Another shard's schedule is only passed through.
       out.strategies.push_back(s->to_string());
       out.outcomes.insert(outcome);
-    } else if (outcome != "passed" && outcome.rfind("bubble", 0) == 0) {
-      --out.failures;
+      if (!failure.empty()) {
+        ++out.failures;
+        if (!out.first_failing) {
+          out.first_failing = *s;
+          out.first_failure = failure;
+        }
+      }
     }
     tree.record(decisions);
+    if (after_each) after_each(tree);
   }
   out.certificate = tree.certificate(out.failures);
+  out.transit_runs = tree.transit_runs();
   EXPECT_EQ(out.strategies.size(), tree.schedules());
   return out;
 }
@@ -93,14 +106,14 @@ TEST(ScheduleTree, FreeDecisionsAreAllExploredWithinABoundOfZero) {
   EXPECT_EQ(s.certificate, "bubble: complete: 9 schedules with at most 0 preemptions, 0 failed");
 }
 
-// Threads a and b take three steps each, with a scheduling point after each step. Returns the
-// order of the steps.
-std::string two_threads_three_steps(Runtime& rt) {
+// Threads named by `names` take `steps` steps each, with a scheduling point after each step.
+// Returns the order of the steps, as a string of thread names.
+std::string steps_of(Runtime& rt, std::string_view names, int steps) {
   std::string order;
   std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
-  for (const char name : {'a', 'b'}) {
-    threads.push_back(rt.spawn(std::string(1, name), [&rt, &order, name] {
-      for (int i = 0; i < 3; ++i) {
+  for (const char name : names) {
+    threads.push_back(rt.spawn(std::string(1, name), [&rt, &order, name, steps] {
+      for (int i = 0; i < steps; ++i) {
         order += name;
         rt.schedule_point({"step", 0, {}});
       }
@@ -108,6 +121,15 @@ std::string two_threads_three_steps(Runtime& rt) {
   }
   for (auto& t : threads) t->join();
   return order;
+}
+
+std::string two_threads_three_steps(Runtime& rt) {
+  return steps_of(rt, "ab", 3);
+}
+
+// Deep enough (dozens of decisions) that shards skip subtrees.
+std::string three_threads_five_steps(Runtime& rt) {
+  return steps_of(rt, "abc", 5);
 }
 
 TEST(ScheduleTree, WithoutABoundEveryInterleavingIsReachedAndNoScheduleRunsTwice) {
@@ -186,31 +208,18 @@ TEST(ScheduleTree, ABugIsFoundExactlyFromThePreemptionsItNeeds) {
 }
 
 TEST(ScheduleTree, AFailingScheduleReplaysFromItsStrategy) {
-  ScheduleTree tree(1);
-  std::vector<Decision> decisions;
-  Options options;
-  options.decisions = &decisions;
-  while (std::optional<Strategy> s = tree.next()) {
-    decisions.clear();
-    options.strategy = *s;
+  const Search s = search(1, one_or_two_preemptions);
+  ASSERT_TRUE(s.first_failing.has_value());
+  Options replay;
+  replay.strategy = *s.first_failing;
+  for (int i = 0; i < 3; ++i) {
     try {
-      (void)bubble::run(options, [](Runtime& rt) { (void)one_or_two_preemptions(rt); });
-    } catch (const bubble::RunFailure& found) {
-      Options replay;
-      replay.strategy = *s;
-      for (int i = 0; i < 3; ++i) {
-        try {
-          (void)bubble::run(replay, [](Runtime& rt) { (void)one_or_two_preemptions(rt); });
-          ADD_FAILURE() << "the replay of " << s->to_string() << " passed";
-        } catch (const bubble::RunFailure& again) {
-          EXPECT_STREQ(again.what(), found.what());
-        }
-      }
-      return;
+      (void)bubble::run(replay, [](Runtime& rt) { (void)one_or_two_preemptions(rt); });
+      ADD_FAILURE() << "the replay of " << s.first_failing->to_string() << " passed";
+    } catch (const bubble::RunFailure& again) {
+      EXPECT_EQ(again.what(), s.first_failure);
     }
-    tree.record(decisions);
   }
-  ADD_FAILURE() << "no schedule failed";
 }
 
 TEST(ScheduleTree, DecisionsAreRecordedUnderEveryStrategyWithoutChangingTheRun) {
@@ -315,22 +324,6 @@ TEST(ScheduleTree, BadCheckpointsAreRejectedQuotingTheText) {
   }
 }
 
-// Three threads of five steps each: deep enough (dozens of decisions) that shards skip subtrees.
-std::string three_threads_five_steps(Runtime& rt) {
-  std::string order;
-  std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
-  for (const char name : {'a', 'b', 'c'}) {
-    threads.push_back(rt.spawn(std::string(1, name), [&rt, &order, name] {
-      for (int i = 0; i < 5; ++i) {
-        order += name;
-        rt.schedule_point({"step", 0, {}});
-      }
-    }));
-  }
-  for (auto& t : threads) t->join();
-  return order;
-}
-
 TEST(ScheduleTree, ShardsTogetherRunEveryScheduleExactlyOnce) {
   for (const auto& body : {std::function<std::string(Runtime&)>(two_threads_three_steps),
                            std::function<std::string(Runtime&)>(three_threads_five_steps)}) {
@@ -359,19 +352,10 @@ TEST(ScheduleTree, ShardsTogetherRunEveryScheduleExactlyOnce) {
 
 TEST(ScheduleTree, ShardsSkipOtherShardsSubtreesWhole) {
   const Search whole = search(2, three_threads_five_steps);
-  ScheduleTree tree(2, {0, 4});
-  std::vector<Decision> decisions;
-  Options options;
-  options.decisions = &decisions;
-  while (std::optional<Strategy> s = tree.next()) {
-    decisions.clear();
-    options.strategy = *s;
-    (void)bubble::run(options, [](Runtime& rt) { (void)three_threads_five_steps(rt); });
-    tree.record(decisions);
-  }
+  const Search shard = search(2, three_threads_five_steps, {0, 4});
   // A quarter of the schedules, and far fewer runs of other shards' than there are.
-  EXPECT_LT(tree.schedules(), whole.strategies.size() / 2);
-  EXPECT_LT(tree.transit_runs(), whole.strategies.size() / 4) << tree.schedules();
+  EXPECT_LT(shard.strategies.size(), whole.strategies.size() / 2);
+  EXPECT_LT(shard.transit_runs, whole.strategies.size() / 4) << shard.strategies.size();
 }
 
 TEST(ScheduleTree, CertificatesMergeOnlyIntoACompleteSearch) {
@@ -400,23 +384,15 @@ TEST(ScheduleTree, CertificatesMergeOnlyIntoACompleteSearch) {
 }
 
 TEST(ScheduleTree, TheEstimatedPartDoneGrowsFromZeroToOne) {
+  EXPECT_EQ(ScheduleTree(1).estimated_done(), 0.0);
   for (const std::uint32_t bound : {1U, 2U, 3U}) {
-    ScheduleTree tree(bound);
-    std::vector<Decision> decisions;
-    Options options;
-    options.decisions = &decisions;
-    double last = tree.estimated_done();
-    EXPECT_EQ(last, 0.0);
-    while (std::optional<Strategy> s = tree.next()) {
-      decisions.clear();
-      options.strategy = *s;
-      (void)bubble::run(options, [](Runtime& rt) { (void)three_threads_five_steps(rt); });
-      tree.record(decisions);
+    double last = 0.0;
+    (void)search(bound, three_threads_five_steps, {}, [&](const ScheduleTree& tree) {
       const double now = tree.estimated_done();
       EXPECT_GE(now, last) << "bound " << bound << " after " << tree.schedules();
       EXPECT_LE(now, 1.0);
       last = now;
-    }
+    });
     EXPECT_EQ(last, 1.0);
   }
 }

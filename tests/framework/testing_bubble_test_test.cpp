@@ -151,7 +151,8 @@ TEST(TestingGtestShards, FromGtestRunsEveryTestOnItsShareOfTheSchedules) {
   const std::string shared =
       "env -u BUBBLE_STRATEGY -u BUBBLE_SEED -u BUBBLE_SCHEDULE_SHARD_INDEX "
       "-u BUBBLE_SCHEDULE_TOTAL_SHARDS -u BUBBLE_SCHEDULE_SHARDS_FROM_GTEST -u GTEST_OUTPUT "
-      "-u GTEST_SHARD_STATUS_FILE -u BUBBLE_TRACE GTEST_TOTAL_SHARDS=2 BUBBLE_SCHEDULES=5";
+      "-u GTEST_SHARD_STATUS_FILE -u BUBBLE_TRACE -u BUBBLE_EXHAUSTIVE -u BUBBLE_CHECKPOINT "
+      "GTEST_TOTAL_SHARDS=2 BUBBLE_SCHEDULES=5";
   for (const char* index : {"0", "1"}) {
     const std::string out = run_child(
         shared + " GTEST_SHARD_INDEX=" + index + " BUBBLE_SCHEDULE_SHARDS_FROM_GTEST=1", filter);
