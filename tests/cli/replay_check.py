@@ -84,9 +84,28 @@ def check_test(bubble, program, work):
     assert "replay: " + f["command"] in again.stdout, again.stdout
 
 
+def check_disabled_test(program):
+    """A disabled test run with --gtest_also_run_disabled_tests prints a replay line that runs it
+    again: run as printed, it fails the same way instead of running no test."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BUBBLE_")}
+    r = run([program, "--gtest_filter=KnownBad.DISABLED_*", "--gtest_also_run_disabled_tests"],
+            env=clean)
+    assert r.returncode != 0, r
+    lines = [l for l in r.stdout.splitlines() if l.startswith("replay: BUBBLE_STRATEGY=")]
+    assert lines, r.stdout
+    command = lines[0][len("replay: "):]
+    assert "--gtest_filter=KnownBad.DISABLED_UnlockedIncrementsLoseAnUpdate" in command, command
+    assert "--gtest_also_run_disabled_tests" in command, command
+    again = subprocess.run(command, shell=True, capture_output=True, text=True, env=clean)
+    assert again.returncode != 0, again
+    assert "1 FAILED TEST" in again.stdout and "replay: " + command in again.stdout, again.stdout
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "property":
         check_property(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "disabled":
+        check_disabled_test(sys.argv[2])
     else:
         check_test(sys.argv[2], sys.argv[3], sys.argv[4])
     print("ok")

@@ -66,8 +66,11 @@ bubble_set_warnings(known_bad_test_program)
 add_test(NAME cli.replay_bubble_test_failure
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/replay_check.py test ${bubble}
     $<TARGET_FILE:known_bad_test_program> ${out})
+add_test(NAME cli.replay_disabled_test_failure
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/replay_check.py disabled
+    $<TARGET_FILE:known_bad_test_program>)
 set_tests_properties(cli.run_json cli.run_json_passing cli.replay_property_failure
-  cli.replay_bubble_test_failure PROPERTIES LABELS cli)
+  cli.replay_bubble_test_failure cli.replay_disabled_test_failure PROPERTIES LABELS cli)
 cli_test(replay_help 0 "^  bubble replay f.json --trace-text f.trace --trace-chrome" ${bubble} replay --help)
 cli_test(replay_no_file 2 "^bubble replay: file is required" ${bubble} replay)
 cli_test(replay_missing_file 2 "^bubble replay: /nonexistent/f.json: cannot read the file$"

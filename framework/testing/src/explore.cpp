@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -248,6 +249,14 @@ std::string current_test_command() {
     filter += info->name();
     command += ' ';
     command += shell_word(filter);
+    // A disabled test runs only when asked to: without the flag, the line would run no test.
+    // GoogleTest's rule: the suite's or the test's name matches DISABLED_* or */DISABLED_*.
+    const auto disabled = [](std::string_view name) {
+      return name.substr(0, 9) == "DISABLED_" || name.find("/DISABLED_") != std::string_view::npos;
+    };
+    if (disabled(info->test_suite_name()) || disabled(info->name())) {
+      command += " --gtest_also_run_disabled_tests";
+    }
   }
   return command;
 }

@@ -117,7 +117,9 @@ std::string failure_file_json(const std::string& test, const ExploreOutcome& out
 
 // The command that runs only the current GoogleTest test of this process, for replay lines:
 // the program (argv[0] as given to InitGoogleTest, else /proc/self/exe) followed by
-// "--gtest_filter=<Suite>.<Name>". Only the program when called outside a test.
+// "--gtest_filter=<Suite>.<Name>", and by "--gtest_also_run_disabled_tests" for a disabled test
+// (its suite's or its own name starts with DISABLED_). Only the program when called outside a
+// test.
 std::string current_test_command();
 
 }  // namespace bubble::testing
