@@ -97,6 +97,13 @@ cli_test(sim_skip_needs_timeout 2 "^bubble sim: --deadline-skip: needs --client-
 cli_test(sim_rate_limit_block 2 "^bubble sim: --rate-limit 5/s: cannot be combined with --policy block"
   ${bubble} sim --rate-limit 5/s --policy block)
 cli_test(sim_unknown_option 2 "^bubble sim: .*--bogus" ${bubble} sim --bogus)
+# Every usage error ends with a pointer to the command's --help.
+cli_test(unknown_option_points_to_help 2 "^Run .bubble sim --help. for its options and examples[.]$"
+  ${bubble} sim --frobnicate)
+cli_test(bad_value_points_to_help 2 "^Run .bubble size --help. for its options and examples[.]$"
+  ${bubble} size --cores 0 --wait 1ms --compute 1ms)
+cli_test(unknown_command_points_to_help 2 "^Run .bubble --help. for its options and examples[.]$"
+  ${bubble} frobnicate)
 cli_test(sim_missing_value 2 "^bubble sim: .*--workers" ${bubble} sim --workers)
 cli_test(sim_bad_svg_path 2 "^bubble sim: --svg /nonexistent/dir/x.svg: cannot write"
   ${bubble} sim --duration 5s --svg /nonexistent/dir/x.svg)

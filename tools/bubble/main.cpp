@@ -22,10 +22,18 @@ std::string command_name(const CLI::App& app) {
   }
 }
 
+// Reports bad usage: the error in one line, then where the command's usage is described.
+int usage_error(const CLI::App& app, const std::string& what) {
+  const std::string name = command_name(app);
+  fmt::print(stderr, "{}: {}\nRun `{} --help` for its options and examples.\n", name, what, name);
+  return 2;
+}
+
 }  // namespace
 
 // Exit status: 0 when everything held, 1 when a property (or a replayed failure) failed, 2 for
-// every kind of bad usage, reported in one line that names the option and its value.
+// every kind of bad usage, reported in one line that names the option and its value, followed by
+// a line that points to the command's --help.
 int main(int argc, char** argv) {
   CLI::App app{"bubble: deterministic testing of concurrent C++ code, in virtual time"};
   app.set_version_flag("--version", std::string(bubble::kVersion));
@@ -53,11 +61,9 @@ property failed, 2 for bad usage.)");
   } catch (const CLI::ParseError& e) {
     // --help and --version end the parse with status 0; CLI11 prints them.
     if (e.get_exit_code() == 0) return app.exit(e);
-    fmt::print(stderr, "{}: {}\n", command_name(app), e.what());
-    return 2;
+    return usage_error(app, e.what());
   } catch (const bubble::cli::OptionError& e) {
-    fmt::print(stderr, "{}: {}\n", command_name(app), e.what());
-    return 2;
+    return usage_error(app, e.what());
   }
   if (app.get_subcommands().empty()) {
     fmt::print("{}\n", app.help());

@@ -379,12 +379,8 @@ void add_sim_command(CLI::App& app, int& exit_code) {
         run_sweep(c, *a);
       }
       exit_code = 0;
-    } catch (const OptionError& e) {
-      fmt::print(stderr, "bubble sim: {}\n", e.what());
-      exit_code = 2;
     } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "bubble sim: {}\n", e.what());
-      exit_code = 2;
+      throw OptionError(e.what());  // Reported by main() as every usage error.
     }
   });
 }

@@ -111,12 +111,8 @@ void add_size_command(CLI::App& app, int& exit_code) {
         }
       }
       exit_code = 0;
-    } catch (const OptionError& e) {
-      fmt::print(stderr, "bubble size: {}\n", e.what());
-      exit_code = 2;
     } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "bubble size: {}\n", e.what());
-      exit_code = 2;
+      throw OptionError(e.what());  // Reported by main() as every usage error.
     }
   });
 }
