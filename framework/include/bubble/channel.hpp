@@ -70,11 +70,17 @@ struct SelectChannel;  // bubble::select's access to a channel (select.hpp).
 // or close) is still returning; destroying it while a thread waits in send or receive is
 // undefined behaviour.
 //
-// T must be move-constructible without throwing (values move under the channel's spin lock).
+// T must be move-constructible without throwing (values move under the channel's spin lock), and
+// must not be std::error_code or an error code enum: receive returns Result<T>, whose error is a
+// std::error_code, so such a value would read as an error. Wrap one in a struct of its own.
 template <class T>
 class Channel {
   static_assert(std::is_nothrow_move_constructible_v<T>,
                 "bubble::Channel<T>: T must be nothrow move-constructible");
+  static_assert(!std::is_same_v<std::remove_cv_t<T>, std::error_code> &&
+                    !std::is_error_code_enum_v<std::remove_cv_t<T>>,
+                "bubble::Channel<T>: T must not be std::error_code or an error code enum: receive "
+                "returns Result<T>, whose error is a std::error_code; wrap the code in a struct");
 
  public:
   using value_type = T;
