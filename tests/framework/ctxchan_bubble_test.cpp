@@ -125,6 +125,20 @@ TEST(CtxChanBubble, AfterFuncsRunInNewBubbleThreadsAtExactTimes) {
   });
 }
 
+TEST(CtxChanBubble, AResetAfterFuncRunsAtItsNewTimeAndAgainAfterItRan) {
+  bubble::run([](Runtime& rt) {
+    std::vector<TimePoint> runs;
+    auto handle = bubble::after_func(
+        2s, [&] { runs.push_back(rt.now()); }, rt);
+    rt.sleep_for(1s);
+    EXPECT_TRUE(handle.reset(3s));  // Pending: moves from +2s to +4s.
+    rt.sleep_for(4s);
+    EXPECT_FALSE(handle.reset(1s));  // Ran at +4s: runs again at +6s.
+    rt.sleep_for(2s);
+    EXPECT_EQ(runs, (std::vector<TimePoint>{bubble::kStart + 4s, bubble::kStart + 6s}));
+  });
+}
+
 TEST(CtxChanBubble, DeliverSignalCancelsTheBubblesSignalContextsSynchronously) {
   bubble::run([](Runtime& rt) {
     const Context term = bubble::signal_context({SIGTERM, SIGINT});

@@ -157,6 +157,14 @@ class AfterFunc {
   // for a started function.
   bool stop();
 
+  // Go's Timer.Reset for a timer made by time.AfterFunc: schedules the function to start `d` from
+  // now on the runtime's clock (d <= 0: at once, from the runtime's timer callback). Returns true
+  // if the function was pending, which it now starts later instead of at its earlier time; false
+  // if it had already started (it will start again, in another new thread) or had been stopped
+  // (it is armed again). A firing of the earlier schedule that races the reset does nothing.
+  // Throws std::logic_error for a default-constructed handle.
+  bool reset(Duration d);
+
  private:
   friend AfterFunc after_func(std::string_view, Duration, std::function<void()>, Runtime&);
   std::shared_ptr<detail::AfterFuncTimerState> state_;

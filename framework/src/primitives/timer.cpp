@@ -1,6 +1,8 @@
 #include <bubble/timer.hpp>
 
 #include <atomic>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -89,18 +91,40 @@ struct TimerState : std::enable_shared_from_this<TimerState> {
   }
 };
 
+// The state of an after_func: one word, an arming's generation (bumped by every reset) and its
+// status, so that a firing of an earlier arming, racing a reset, finds another generation and does
+// nothing.
 struct AfterFuncTimerState {
-  enum : int { kArmed = 0, kStarted = 1, kStopped = 2 };
-  std::atomic<int> state{kArmed};
+  static constexpr std::uint64_t kArmed = 0;
+  static constexpr std::uint64_t kStarted = 1;
+  static constexpr std::uint64_t kStopped = 2;
+  static constexpr std::uint64_t kStatusBits = 2;
+  static constexpr std::uint64_t kStatusMask = (std::uint64_t{1} << kStatusBits) - 1;
+  static std::uint64_t word(std::uint64_t generation, std::uint64_t status) noexcept {
+    return (generation << kStatusBits) | status;
+  }
+
+  std::atomic<std::uint64_t> state{word(0, kArmed)};
   Runtime* rt = nullptr;
-  std::function<void()> fn;
-  std::string thread_name;  // The name of the thread fire() starts.
+  std::function<void()> fn;  // Kept: a reset after the run runs it again.
+  std::string thread_name;   // The name of the thread fire() starts.
   std::atomic<TimerId> timer{0};
 
-  void fire() {
-    int expected = kArmed;
-    if (!state.compare_exchange_strong(expected, kStarted, std::memory_order_acq_rel)) return;
-    detach(rt->spawn(std::move(thread_name), std::move(fn)));
+  // Arms generation `generation` to fire `d` from now (or never, past the last time point).
+  void arm(const std::shared_ptr<AfterFuncTimerState>& self, std::uint64_t generation, Duration d) {
+    const TimePoint deadline = deadline_after(rt->now(), d);
+    if (deadline == kNoDeadline) return;
+    timer.store(rt->schedule_at(deadline, [self, generation] { self->fire(generation); }),
+                std::memory_order_release);
+  }
+
+  void fire(std::uint64_t generation) {
+    std::uint64_t expected = word(generation, kArmed);
+    if (!state.compare_exchange_strong(expected, word(generation, kStarted),
+                                       std::memory_order_acq_rel)) {
+      return;
+    }
+    detach(rt->spawn(thread_name, fn));
   }
 };
 
@@ -178,15 +202,37 @@ void Ticker::stop(SourceLocation where) {
 }
 
 bool AfterFunc::stop() {
+  using State = detail::AfterFuncTimerState;
   if (!state_) return false;
-  int expected = detail::AfterFuncTimerState::kArmed;
-  if (!state_->state.compare_exchange_strong(expected, detail::AfterFuncTimerState::kStopped,
-                                             std::memory_order_acq_rel)) {
-    return false;
-  }
+  std::uint64_t current = state_->state.load(std::memory_order_acquire);
+  do {
+    if ((current & State::kStatusMask) != State::kArmed) return false;
+  } while (!state_->state.compare_exchange_weak(
+      current, State::word(current >> State::kStatusBits, State::kStopped),
+      std::memory_order_acq_rel));
   const TimerId id = state_->timer.load(std::memory_order_acquire);
   if (id != 0) state_->rt->cancel_timer(id);
   return true;
+}
+
+bool AfterFunc::reset(Duration d) {
+  using State = detail::AfterFuncTimerState;
+  if (!state_) {
+    throw std::logic_error(
+        "bubble::AfterFunc::reset: a default-constructed handle has no function");
+  }
+  std::uint64_t current = state_->state.load(std::memory_order_acquire);
+  std::uint64_t generation = 0;
+  do {
+    generation = (current >> State::kStatusBits) + 1;
+  } while (!state_->state.compare_exchange_weak(current, State::word(generation, State::kArmed),
+                                                std::memory_order_acq_rel));
+  const bool was_pending = (current & State::kStatusMask) == State::kArmed;
+  // The earlier arming's firing now finds another generation; cancelling it only saves the call.
+  const TimerId id = state_->timer.load(std::memory_order_acquire);
+  if (was_pending && id != 0) state_->rt->cancel_timer(id);
+  state_->arm(state_, generation, d);
+  return was_pending;
 }
 
 AfterFunc after_func(Duration d, std::function<void()> fn, Runtime& rt) {
@@ -201,10 +247,7 @@ AfterFunc after_func(std::string_view name, Duration d, std::function<void()> fn
   state->fn = std::move(fn);
   state->thread_name = name.empty() ? std::string("after_func") : std::string(name);
   handle.state_ = state;
-  const TimePoint deadline = deadline_after(rt.now(), d);
-  if (deadline == kNoDeadline) return handle;
-  state->timer.store(rt.schedule_at(deadline, [state] { state->fire(); }),
-                     std::memory_order_release);
+  state->arm(state, 0, d);
   return handle;
 }
 

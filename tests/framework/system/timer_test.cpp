@@ -377,4 +377,59 @@ TEST(AfterFuncTimer, DefaultHandleStopReturnsFalse) {
   EXPECT_FALSE(handle.stop());
 }
 
+// Reset, as Go's Timer.Reset on a time.AfterFunc timer: true when the function was pending (it
+// now starts later), false when it had started (it starts again) or was stopped (armed again).
+TEST(AfterFuncTimer, ResetBeforeItStartsMovesTheStart) {
+  ManualRuntime rt;
+  std::atomic<int> runs{0};
+  auto handle = bubble::after_func(
+      5s, [&] { ++runs; }, rt);
+  rt.advance(3s);
+  EXPECT_TRUE(handle.reset(5s));
+  rt.advance(5s - 1ns);  // The first schedule's time (5s) has passed: nothing started.
+  EXPECT_EQ(rt.spawned(), 0);
+  rt.advance(1ns);
+  EXPECT_EQ(rt.spawned(), 1);
+  rt.advance(1h);
+  EXPECT_EQ(rt.spawned(), 1);
+  EXPECT_FALSE(handle.stop());
+}
+
+TEST(AfterFuncTimer, ResetAfterItStartedRunsItAgain) {
+  ManualRuntime rt;
+  std::latch ran(2);
+  auto handle = bubble::after_func(
+      1s, [&] { ran.count_down(); }, rt);
+  rt.advance(1s);
+  EXPECT_EQ(rt.spawned(), 1);
+  EXPECT_FALSE(handle.reset(2s));
+  rt.advance(2s - 1ns);
+  EXPECT_EQ(rt.spawned(), 1);
+  rt.advance(1ns);
+  EXPECT_EQ(rt.spawned(), 2);
+  ran.wait();  // The same function ran twice.
+}
+
+TEST(AfterFuncTimer, ResetAfterStopArmsItAgain) {
+  ManualRuntime rt;
+  auto handle = bubble::after_func(
+      1s, [] {}, rt);
+  EXPECT_TRUE(handle.stop());
+  EXPECT_FALSE(handle.reset(1s));
+  EXPECT_TRUE(handle.reset(2s));  // Pending again: the reset moves it.
+  rt.advance(2s);
+  EXPECT_EQ(rt.spawned(), 1);
+  EXPECT_EQ(rt.pending_timers(), 0u);
+}
+
+TEST(AfterFuncTimer, DefaultHandleResetThrows) {
+  bubble::AfterFunc handle;
+  try {
+    (void)handle.reset(1s);
+    ADD_FAILURE() << "expected std::logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bubble::AfterFunc::reset"), std::string::npos);
+  }
+}
+
 }  // namespace
