@@ -39,6 +39,7 @@ bool ScheduleTree::owns_key(std::vector<std::uint32_t> picks) const {
 }
 
 bool ScheduleTree::owns(const std::vector<Decision>& decisions) const {
+  if (shard_.total == 1) return true;  // Every run of an unsharded search, without a copy.
   std::vector<std::uint32_t> picks;
   for (std::size_t i = 0; i < decisions.size() && i < kShardDepth; ++i) {
     picks.push_back(decisions[i].picked);
