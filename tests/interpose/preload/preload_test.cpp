@@ -5,6 +5,7 @@
 // shared object is meant to be there (the ctest registration with LD_PRELOAD sets both).
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -84,6 +85,41 @@ TEST(InterposePreload, ReplayLinesCarryTheLdPreload) {
       << message;
   EXPECT_EQ(bubble::replay_line(bubble::Strategy::fifo()),
             "replay: LD_PRELOAD=" + preload + " BUBBLE_STRATEGY=fifo");
+}
+
+// Property: outside bubbles the preloaded interposer's functions are the real ones, reached
+// through whatever comes after it: two std::threads add to a counter under a std::mutex and hand
+// over through a std::condition_variable, on real threads. Under ThreadSanitizer (the tsan
+// preset) the real ones are TSan's interceptors, which must see these threads and locks: a lock
+// they missed would be reported as a data race on the counter, failing the test.
+TEST(InterposePreload, OutsideBubblesThreadsAndLocksAreTheRealOnes) {
+  constexpr int kAdds = 1000;
+  std::mutex m;
+  std::condition_variable cv;
+  int counter = 0;
+  bool first_done = false;
+  std::thread first([&] {
+    for (int i = 0; i < kAdds; ++i) {
+      std::lock_guard lock(m);
+      ++counter;
+    }
+    std::lock_guard lock(m);
+    first_done = true;
+    cv.notify_one();
+  });
+  std::thread second([&] {
+    for (int i = 0; i < kAdds; ++i) {
+      std::lock_guard lock(m);
+      ++counter;
+    }
+  });
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return first_done; });
+  }
+  first.join();
+  second.join();
+  EXPECT_EQ(counter, 2 * kAdds);
 }
 
 // Without the interposer, a run that asks for interception fails at once, saying how to get it,
