@@ -1,13 +1,24 @@
-// Fuzzes the reader of failure files (`bubble replay FILE`: a JSON object of the format
-// "bubble-failure-1"), bubble::cli::parse_failure_file.
+// Fuzzes failure files (`bubble replay FILE`: a JSON object of the format "bubble-failure-1"): the
+// command's reader, bubble::cli::parse_failure_file, on the whole input, and the testing glue's
+// writer, bubble::testing::failure_file_json, on a test name, a command and a message made of the
+// input's first line, second line and rest.
 //
 // Properties: a text either is a failure file or is rejected with bubble::cli::OptionError naming
 // the file (any other exception escapes and stops the fuzzer); a property's failure file that
-// parses writes (failure_json) a file that parses to the same fields; a test's has its test,
-// strategy and command.
+// parses writes (failure_json) a file that parses to the same fields. Whatever a BUBBLE_TEST's
+// name, command and message, the file the testing glue writes is one the command reads, with the
+// same strategy and, when they are valid UTF-8 (JSON's encoding), the same name, command and
+// message.
+#include <bubble/strategy.hpp>
+#include <bubble/testing/explore.hpp>
+
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "failure_file.hpp"
 #include "fuzz_support.hpp"
@@ -23,11 +34,51 @@ bool same_property(const bubble::scenarios::PropertyFailure& a,
          a.reproduce == b.reproduce && a.schedule == b.schedule && a.message == b.message;
 }
 
+// True when `text` is valid UTF-8 (nlohmann::json refuses to write anything else).
+bool valid_utf8(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
+void check_writer(const std::string& text) {
+  std::string_view rest = text;
+  const std::string test(bubble::fuzz::next_part(rest, '\n'));
+  const std::string command(bubble::fuzz::next_part(rest, '\n'));
+  const std::string message(rest);
+  bubble::testing::ExploreOutcome outcome;
+  outcome.failed = true;
+  outcome.failed_strategy = bubble::Strategy::pct(7, 3, 120);
+  outcome.replay_line = "replay: " + command;
+  outcome.message = message;
+  const std::string written = bubble::testing::failure_file_json(test, outcome);
+  bubble::cli::FailureFile file;
+  try {
+    file = bubble::cli::parse_failure_file(written, kPath);
+  } catch (const bubble::cli::OptionError& e) {
+    bubble::fuzz::require(false, "the failure file a test writes is one `bubble replay` reads",
+                          written + "\n" + e.what());
+  }
+  bubble::fuzz::require(file.kind == "test" && file.strategy == "pct:7:3:120",
+                        "a test's failure file has its kind and strategy", written);
+  for (const auto& [read, wrote] :
+       {std::pair{&file.test, &test}, std::pair{&file.command, &command},
+        std::pair{&file.message, &message}}) {
+    if (valid_utf8(*wrote)) {
+      bubble::fuzz::require(*read == *wrote, "a test's failure file keeps its UTF-8 text", written);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using bubble::fuzz::require;
   const std::string text = bubble::fuzz::text_of(data, size);
+  check_writer(text);
   bubble::cli::FailureFile file;
   try {
     file = bubble::cli::parse_failure_file(text, kPath);
