@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace bubble::sim {
 namespace {
@@ -100,6 +101,16 @@ TEST(Parse, SweepPointsIncludeBothEnds) {
   EXPECT_THROW(parse_sweep("0.5:0.4:0.1"), UsageError);
   EXPECT_THROW(parse_sweep("0.1:1:0.1"), UsageError);
   EXPECT_THROW(parse_sweep("0.1:0.9:0"), UsageError);
+}
+
+// A step too small to move a load in doubles (0.5 + 1e-300 == 0.5) made the points never pass
+// `to`: loads() never returned, filling memory.
+TEST(Parse, ASweepOfOneLoadHasOnePointWhateverItsStep) {
+  for (const char* text : {"0.5:0.5:1e-300", "0.5:0.5:1e-17", "0.5:0.5:0.1"}) {
+    const std::vector<double> loads = parse_sweep(text).loads();
+    ASSERT_EQ(loads.size(), 1u) << text;
+    EXPECT_EQ(loads.front(), 0.5) << text;
+  }
 }
 
 }  // namespace

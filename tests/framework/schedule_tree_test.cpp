@@ -383,6 +383,40 @@ TEST(ScheduleTree, CertificatesMergeOnlyIntoACompleteSearch) {
   rejected({}, "no certificate");
 }
 
+// Found by tests/fuzz/certificate_fuzzer.cpp: the sums wrapped around 2^64, and the merge
+// certified 0 schedules for a search whose shards ran 2^64 of them.
+TEST(ScheduleTree, CertificatesWhoseSumsPassTwoToTheSixtyFourAreRejected) {
+  const std::string most =
+      "bubble: complete: shard 0/2: 18,446,744,073,709,551,615 schedules with at most 2 "
+      "preemptions, 0 failed";
+  const std::string one =
+      "bubble: complete: shard 1/2: 1 schedule with at most 2 preemptions, 0 failed";
+  const auto rejected = [](const std::vector<std::string>& lines) {
+    try {
+      const std::string merged = bubble::merge_certificates(lines);
+      ADD_FAILURE() << "merged into " << merged;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("more than 18446744073709551615"), std::string::npos)
+          << e.what();
+    }
+  };
+  rejected({most, one});
+  rejected({one, most});
+  const std::string failed_most =
+      "bubble: complete: shard 0/2: 1 schedule with at most 2 preemptions, "
+      "18,446,744,073,709,551,615 failed";
+  const std::string failed_one =
+      "bubble: complete: shard 1/2: 1 schedule with at most 2 preemptions, 1 failed";
+  rejected({failed_most, failed_one});
+  // Up to 2^64 - 1 the sums are exact.
+  EXPECT_EQ(bubble::merge_certificates(
+                {"bubble: complete: shard 0/2: 18,446,744,073,709,551,614 schedules with at most 2 "
+                 "preemptions, 0 failed",
+                 one}),
+            "bubble: complete: 18,446,744,073,709,551,615 schedules with at most 2 preemptions, "
+            "0 failed");
+}
+
 TEST(ScheduleTree, TheEstimatedPartDoneGrowsFromZeroToOne) {
   EXPECT_EQ(ScheduleTree(1).estimated_done(), 0.0);
   for (const std::uint32_t bound : {1U, 2U, 3U}) {

@@ -253,6 +253,31 @@ TEST(TestingTestPlan, AShardWithoutSchedulesHasSizeZero) {
   EXPECT_EQ(plan.size(), 0u);
 }
 
+// Found by tests/fuzz/test_plan_fuzzer.cpp: size() rounded up by adding total - 1 to the count,
+// which wrapped around 2^64 for counts and totals near it, and a shard with schedules had none.
+TEST(TestingTestPlan, HugeCountsAndShardsGiveEachShardItsSchedules) {
+  const std::string max = "18446744073709551615";  // 2^64 - 1
+  const auto size = [](const std::string& schedules, const std::string& index,
+                       const std::string& total) {
+    return plan_of({{"BUBBLE_SCHEDULES", schedules},
+                    {"BUBBLE_SCHEDULE_SHARD_INDEX", index},
+                    {"BUBBLE_SCHEDULE_TOTAL_SHARDS", total}})
+        .size();
+  };
+  EXPECT_EQ(size(max, "0", max), 1u);                                      // schedule 0
+  EXPECT_EQ(size(max, "0", "9223372036854775808"), 2u);                    // schedules 0 and 2^63
+  EXPECT_EQ(size(max, "9223372036854775806", "9223372036854775808"), 2u);  // 2^63 - 2, 2^64 - 2
+  EXPECT_EQ(size(max, "9223372036854775807", "9223372036854775808"), 1u);  // 2^64 - 1 is past N
+  EXPECT_EQ(size(max, "18446744073709551614", max), 1u);  // the last schedule, 2^64 - 2
+  EXPECT_EQ(size(max, "0", "1"), 18446744073709551615u);
+  EXPECT_EQ(size("18446744073709551614", "18446744073709551614", max), 0u);
+  const TestPlan plan = plan_of({{"BUBBLE_SCHEDULES", max},
+                                 {"BUBBLE_SCHEDULE_SHARD_INDEX", "9223372036854775806"},
+                                 {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "9223372036854775808"}});
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan.schedule_index(1), 18446744073709551614u);
+}
+
 TEST(TestingTestPlan, BadShardVariablesAreRejected) {
   expect_rejected({{"BUBBLE_SCHEDULES", "5"}, {"BUBBLE_SCHEDULE_SHARD_INDEX", "1"}},
                   {"BUBBLE_SCHEDULE_TOTAL_SHARDS", "BUBBLE_SCHEDULE_SHARD_INDEX=1"});

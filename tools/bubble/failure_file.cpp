@@ -45,7 +45,11 @@ FailureFile read_failure_file(const std::string& path) {
   if (!in) throw OptionError(fmt::format("{}: cannot read the file", path));
   std::stringstream text;
   text << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  return parse_failure_file(text.str(), path);
+}
+
+FailureFile parse_failure_file(std::string_view text, const std::string& path) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     throw OptionError(fmt::format("{}: not a failure file: not a JSON object", path));
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 // Failure files: what `bubble run` writes for a failed property and a BUBBLE_TEST writes when
 // BUBBLE_FAILURE_FILE is set, and what `bubble replay` reads. A failure file is one JSON object:
@@ -40,5 +41,9 @@ void write_failure_file(const std::string& option, const std::string& path,
 // Reads the failure file at `path`. Throws OptionError ("<path>: <what is wrong>") when it cannot
 // be read, is not JSON, or lacks a field of its kind.
 FailureFile read_failure_file(const std::string& path);
+
+// The failure file whose content is `text`, read from `path` (named in errors only). Throws
+// OptionError ("<path>: <what is wrong>") when it is not JSON or lacks a field of its kind.
+FailureFile parse_failure_file(std::string_view text, const std::string& path);
 
 }  // namespace bubble::cli

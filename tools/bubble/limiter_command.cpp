@@ -4,13 +4,7 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <climits>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -18,60 +12,10 @@
 #include <string>
 
 #include "commands.hpp"
+#include "limiter_input.hpp"
 #include "option_error.hpp"
 
 namespace bubble::cli {
-namespace {
-
-// --rate: a finite number >= 0, or inf spelled out (a number too large for a double, 1e400, is
-// an error, not infinity).
-double strict_rate(const std::string& text) {
-  double rate = 0;
-  try {
-    rate = parse_rate(text);
-  } catch (const std::invalid_argument&) {
-    rate = std::nan("");
-  }
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const bool spelled_inf = lower.find("inf") != std::string::npos;
-  if (std::isnan(rate) || (std::isinf(rate) && !spelled_inf)) {
-    throw OptionError(
-        fmt::format("--rate {}: expected a finite number of tokens per second >= 0, or inf", text));
-  }
-  return rate;
-}
-
-// Checks that the request times of `log` (the first field of every request line) are >= 0 and
-// never decrease; throws OptionError naming the line and the time otherwise. Malformed lines are
-// left to replay_decisions.
-void check_times(const std::string& log) {
-  std::istringstream in(log);
-  std::string line;
-  std::int64_t previous = 0;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
-    std::istringstream fields(line);
-    std::string first;
-    if (!(fields >> first) || first.front() == '#') continue;
-    std::int64_t t = 0;
-    const char* begin = first.data() + (first.front() == '+' ? 1 : 0);
-    const auto [end, ec] = std::from_chars(begin, first.data() + first.size(), t);
-    if (ec != std::errc{} || end != first.data() + first.size()) continue;
-    if (t < 0) {
-      throw OptionError(
-          fmt::format("stdin line {}: time {}: expected nanoseconds >= 0", number, first));
-    }
-    if (t < previous) {
-      throw OptionError(fmt::format(
-          "stdin line {}: time {}: expected times that never decrease (the line before is at {})",
-          number, first, previous));
-    }
-    previous = t;
-  }
-}
-
-}  // namespace
 
 void add_limiter_command(CLI::App& app, int& exit_code) {
   auto* limiter = app.add_subcommand("limiter", "Rate limiters: replay token-bucket decisions");

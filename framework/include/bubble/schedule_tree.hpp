@@ -127,7 +127,7 @@ class ScheduleTree {
 // The certificate of a whole search from the certificates of all of its shards (one line each,
 // in any order; unsharded certificates pass through): the schedules and failures summed. Throws
 // std::invalid_argument naming the problem when a line is not a certificate, the bounds differ, a
-// shard is missing or given twice.
+// shard is missing or given twice, or a sum exceeds 2^64 - 1.
 std::string merge_certificates(const std::vector<std::string>& certificates);
 
 }  // namespace bubble

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -329,6 +330,13 @@ std::string merge_certificates(const std::vector<std::string>& certificates) {
                                   std::to_string(c.shard.total) + " is given twice");
     }
     seen[c.shard.index] = true;
+    if (c.schedules > std::numeric_limits<std::uint64_t>::max() - whole.schedules ||
+        c.failed > std::numeric_limits<std::uint64_t>::max() - whole.failed) {
+      throw std::invalid_argument("bubble: the certificates add up to more than " +
+                                  std::to_string(std::numeric_limits<std::uint64_t>::max()) +
+                                  " schedules or failures, which one certificate cannot state (\"" +
+                                  certificates[i] + "\")");
+    }
     whole.schedules += c.schedules;
     whole.failed += c.failed;
   }

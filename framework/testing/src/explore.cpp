@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -199,13 +200,52 @@ std::string shrunk_line(const ShrinkResult& r, std::size_t had, const std::strin
   return with_command(std::move(line), command);
 }
 
+// The length of the UTF-8 sequence (RFC 3629) that starts at text[i], or 0 when no valid sequence
+// starts there (a byte that is never in UTF-8, a continuation byte, a sequence cut short, an
+// overlong form, a UTF-16 surrogate or a code point past U+10FFFF).
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) -> unsigned {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0U;
+  };
+  const auto in = [](unsigned byte, unsigned low, unsigned high) {
+    return byte >= low && byte <= high;
+  };
+  const unsigned lead = at(0);
+  if (lead < 0x80U) return 1;
+  if (in(lead, 0xC2U, 0xDFU)) return in(at(1), 0x80U, 0xBFU) ? 2 : 0;
+  if (in(lead, 0xE0U, 0xEFU)) {
+    const unsigned low = lead == 0xE0U ? 0xA0U : 0x80U;
+    const unsigned high = lead == 0xEDU ? 0x9FU : 0xBFU;
+    return in(at(1), low, high) && in(at(2), 0x80U, 0xBFU) ? 3 : 0;
+  }
+  if (in(lead, 0xF0U, 0xF4U)) {
+    const unsigned low = lead == 0xF0U ? 0x90U : 0x80U;
+    const unsigned high = lead == 0xF4U ? 0x8FU : 0xBFU;
+    return in(at(1), low, high) && in(at(2), 0x80U, 0xBFU) && in(at(3), 0x80U, 0xBFU) ? 4 : 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string failure_file_json(const std::string& test, const ExploreOutcome& outcome) {
-  // JSON string escaping (RFC 8259): quote, backslash and control characters.
+  // JSON string escaping (RFC 8259): quote, backslash and control characters; JSON text is
+  // UTF-8, so each byte of an invalid sequence becomes U+FFFD, the replacement character.
   auto quoted = [](const std::string& text) {
     std::string out = "\"";
-    for (const char c : text) {
+    for (std::size_t i = 0; i < text.size();) {
+      const std::size_t length = utf8_length(text, i);
+      if (length == 0) {
+        out += "\xef\xbf\xbd";
+        ++i;
+        continue;
+      }
+      if (length > 1) {
+        out.append(text, i, length);
+        i += length;
+        continue;
+      }
+      const char c = text[i++];
       const auto u = static_cast<unsigned char>(c);
       if (c == '"' || c == '\\') {
         out += '\\';

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <istream>
 #include <stdexcept>
 
 namespace bubble::testing::detail {
@@ -11,6 +12,12 @@ std::optional<ScheduleTree> read_checkpoint(const std::string& path, const std::
                                             std::uint32_t bound, const TreeShard& shard) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
+  return read_checkpoint(in, path, key, bound, shard);
+}
+
+std::optional<ScheduleTree> read_checkpoint(std::istream& in, const std::string& path,
+                                            const std::string& key, std::uint32_t bound,
+                                            const TreeShard& shard) {
   std::string file_key;
   std::string line;
   std::getline(in, file_key);

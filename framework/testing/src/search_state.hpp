@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,12 @@ namespace bubble::testing::detail {
 // output and nullopt when it holds something else.
 std::optional<ScheduleTree> read_checkpoint(const std::string& path, const std::string& key,
                                             std::uint32_t bound, const TreeShard& shard);
+
+// The same for the content of the checkpoint file `path`, read from `in` (`path` is named in the
+// notes only).
+std::optional<ScheduleTree> read_checkpoint(std::istream& in, const std::string& path,
+                                            const std::string& key, std::uint32_t bound,
+                                            const TreeShard& shard);
 
 // Writes `tree`'s checkpoint under `key` to `path`; false if the file cannot be written.
 bool write_checkpoint(const std::string& path, const std::string& key, const ScheduleTree& tree);

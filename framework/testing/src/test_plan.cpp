@@ -302,7 +302,9 @@ TestPlan TestPlan::parse_runs(const EnvLookup& env) {
 std::uint64_t TestPlan::size() const noexcept {
   if (!exploring_ || exhaustive_) return 1;
   if (schedules_ <= shard_.index) return 0;
-  return (schedules_ - shard_.index + shard_.total - 1) / shard_.total;
+  // The k < schedules_ with k % total == index: index, index + total, ..., without rounding up
+  // by adding total - 1, which would wrap around 2^64.
+  return (schedules_ - 1 - shard_.index) / shard_.total + 1;
 }
 
 std::uint64_t TestPlan::schedule_index(std::uint64_t i) const {

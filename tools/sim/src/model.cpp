@@ -12,12 +12,12 @@ namespace bubble::sim {
 std::vector<double> LoadSweep::loads() const {
   std::vector<double> out;
   // Points are computed from their index (not accumulated) so that 0.1 + 17 * 0.05 is 0.95 up to
-  // rounding; a point within a millionth of a step past `to` still counts.
-  for (int i = 0;; ++i) {
-    const double load = from + i * step;
-    if (load > to + step * 1e-6) break;
-    out.push_back(std::min(load, to));
-  }
+  // rounding; a point within a millionth of a step past `to` still counts. Their number is counted
+  // first, not found by comparing loads with `to`: a step too small to move a load (0.5 + 1e-300
+  // is 0.5) would never pass it.
+  const double span = (to - from) / step;
+  const int last = span >= 0 && span <= 1000 ? static_cast<int>(std::floor(span + 1e-6)) : 0;
+  for (int i = 0; i <= last; ++i) out.push_back(std::min(from + i * step, to));
   return out;
 }
 

@@ -112,7 +112,8 @@ ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>
 // BUBBLE_FAILURE_FILE is set: one JSON object with "format": "bubble-failure-1", "kind": "test",
 // "test", "strategy" (the failing run's), "command" (outcome.replay_line without "replay: ": the
 // command that reproduces the run) and "message" (outcome.assertion_failures followed by
-// outcome.message). `bubble replay` reads it.
+// outcome.message). `bubble replay` reads it. JSON text is UTF-8: in text that is not, each
+// byte of an invalid sequence is written as U+FFFD, the replacement character.
 std::string failure_file_json(const std::string& test, const ExploreOutcome& outcome);
 
 // The command that runs only the current GoogleTest test of this process, for replay lines:

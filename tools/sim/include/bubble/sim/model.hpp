@@ -77,7 +77,9 @@ struct LoadSweep {
   double from = 0;
   double to = 0;
   double step = 0;
-  // The loads from, from + step, ..., up to to (within a rounding tolerance).
+  // The loads from, from + step, ..., up to to (within a rounding tolerance): at most 1,001 of
+  // them. A sweep that parse_sweep would reject (to < from, step <= 0, more than 1,000 steps)
+  // gives {from}.
   std::vector<double> loads() const;
 };
 
