@@ -4,6 +4,7 @@
 #define CATCH_CONFIG_MAIN
 #include <bubble/testing/catch2.hpp>
 
+#include <bubble/channel.hpp>
 #include <bubble/interpose.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/thread.hpp>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -107,6 +109,15 @@ void require_on_the_root() {
   ran_past_require = true;
 }
 
+void receive_what_nobody_sends() {
+  bubble::Channel<int> never(0);
+  (void)never.receive();
+}
+
+void throw_from_a_thread() {
+  bubble::Thread t("thrower", [] { throw std::runtime_error("the disk is full"); });
+}
+
 void require_on_another_thread() {
   bubble::Thread t("checker", [] { REQUIRE(2 + 2 == 5); });
 }
@@ -178,4 +189,30 @@ TEST_CASE("REQUIRE on another bubble thread fails the run by its assertion", "[b
   REQUIRE(outcome.failed);
   CHECK(contains(outcome.assertion_failures, "REQUIRE( 2 + 2 == 5 )"));
   CHECK(contains(outcome.message, "failed with the Catch2 failures above"));
+}
+
+TEST_CASE("a deadlock fails the test case with bubble's report and its replay line", "[bubble]") {
+  bubble::testing::detail::Catch2Capture outer;
+  const auto outcome = bubble::testing::run_catch2_test(&receive_what_nobody_sends, false, __FILE__,
+                                                        __LINE__, schedules(std::nullopt));
+  outer.stop();
+  REQUIRE(outcome.failed);
+  CHECK(contains(outcome.message, "deadlock: all threads are blocked"));
+  CHECK(contains(outcome.message, "Channel::receive"));
+  CHECK(contains(outcome.message, "\n" + outcome.replay_line));
+  CHECK(outcome.assertion_failures.empty());
+  REQUIRE(outer.size() == 1);
+  CHECK(contains(outer.at(0).message, outcome.message));
+}
+
+TEST_CASE("an exception escaping a bubble thread fails the test case with its message",
+          "[bubble]") {
+  bubble::testing::detail::Catch2Capture outer;
+  const auto outcome = bubble::testing::run_catch2_test(&throw_from_a_thread, false, __FILE__,
+                                                        __LINE__, schedules(std::nullopt));
+  outer.stop();
+  REQUIRE(outcome.failed);
+  CHECK(contains(outcome.message, "the disk is full"));
+  CHECK(contains(outcome.message, "\nreplay: BUBBLE_STRATEGY=fifo "));
+  CHECK(outer.size() == 1);
 }
