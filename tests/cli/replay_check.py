@@ -5,9 +5,14 @@ replay_check.py property BUBBLE WORKDIR
 replay_check.py test BUBBLE PROGRAM WORKDIR
     A failing BUBBLE_TEST with BUBBLE_FAILURE_FILE set writes a failure file; `bubble replay`
     prints the command that reproduces it, and that command fails with the same replay line.
+replay_check.py catch2|doctest PROGRAM WORKDIR
+    A planted bug in a Catch2 or doctest bubble test passes under fifo and is found by exploring;
+    the printed replay line, run as printed, fails with the same message byte for byte, twice,
+    and the printed shrunk line fails with the same assertion.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -101,11 +106,76 @@ def check_disabled_test(program):
     assert "1 FAILED TEST" in again.stdout and "replay: " + command in again.stdout, again.stdout
 
 
+def check_glue(framework, program, work):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BUBBLE_")}
+    test = "two clients book the last seat"
+    # Under fifo alone the planted check-then-act hides.
+    r = run([program], env=clean)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+
+    explored_file = os.path.join(work, framework + "-explored.json")
+    if os.path.exists(explored_file):
+        os.remove(explored_file)
+    r = run([program], env=dict(clean, BUBBLE_SCHEDULES="200", BUBBLE_FAILURE_FILE=explored_file))
+    assert r.returncode != 0, (r.stdout, r.stderr)
+    lines = r.stdout.splitlines()
+    replays = [l for l in lines if l.startswith("replay: BUBBLE_STRATEGY=")]
+    shrunk = [l for l in lines if l.startswith("shrunk to ")]
+    assert replays and shrunk, r.stdout
+    f = json.load(open(explored_file))
+    assert f["format"] == "bubble-failure-1" and f["kind"] == "test" and f["test"] == test, f
+    assert replays[-1] == "replay: " + f["command"], (replays, f["command"])
+    # The command selects the one test by its name, as the framework's own filter.
+    selector = {"catch2": " '" + test + "'", "doctest": " '--test-case=" + test + "'"}[framework]
+    assert f["command"].endswith(selector), f["command"]
+    # The message holds the failed assertion itself, then the report and its last lines.
+    assert "planted_bugs.hpp" not in f["message"], f["message"]
+    assert "_known_bad_program.cpp:" in f["message"], f["message"]
+    assert f["message"].endswith("\n" + replays[-1] + "\n" + shrunk[-1]), f["message"]
+
+    # The replay line, run as printed, fails the same way, byte for byte, every time.
+    messages = []
+    for i in range(2):
+        replay_file = os.path.join(work, "%s-replay%d.json" % (framework, i))
+        if os.path.exists(replay_file):
+            os.remove(replay_file)
+        again = subprocess.run(f["command"], shell=True, capture_output=True, text=True,
+                               env=dict(clean, BUBBLE_FAILURE_FILE=replay_file))
+        assert again.returncode != 0, again
+        assert replays[-1] in again.stdout.splitlines(), again.stdout
+        g = json.load(open(replay_file))
+        assert g["command"] == f["command"] and g["strategy"] == f["strategy"], (f, g)
+        messages.append(g["message"])
+    assert messages[0] == messages[1], messages
+    # The exploration's message says which schedule failed and ends with the shrunk line; the
+    # replay's says "the run": otherwise they are the same bytes.
+    expected = re.sub(r"^bubble: schedule [0-9]+ of 200 \(", "bubble: the run (", f["message"],
+                      count=1, flags=re.M)
+    expected = expected[:-len("\n" + shrunk[-1])]
+    assert messages[0] == expected, (messages[0], expected)
+
+    # The shrunk line runs as printed too, and fails with the same assertion.
+    command = shrunk[-1].split("): ", 1)[1]
+    shrunk_file = os.path.join(work, framework + "-shrunk.json")
+    if os.path.exists(shrunk_file):
+        os.remove(shrunk_file)
+    s = subprocess.run(command, shell=True, capture_output=True, text=True,
+                       env=dict(clean, BUBBLE_FAILURE_FILE=shrunk_file))
+    assert s.returncode != 0, s
+    h = json.load(open(shrunk_file))
+    first_failure = f["message"].split("\nbubble: ", 1)[0]
+    assert h["message"].startswith(first_failure), (h["message"], first_failure)
+    print(replays[-1])
+    print(shrunk[-1])
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "property":
         check_property(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "disabled":
         check_disabled_test(sys.argv[2])
+    elif sys.argv[1] in ("catch2", "doctest"):
+        check_glue(sys.argv[1], sys.argv[2], sys.argv[3])
     else:
         check_test(sys.argv[2], sys.argv[3], sys.argv[4])
     print("ok")

@@ -1,88 +1,15 @@
 #pragma once
 
-#include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 
-#include <bubble/bubble.hpp>
 #include <bubble/runtime.hpp>
-#include <bubble/shrink.hpp>
-#include <bubble/strategy.hpp>
+#include <bubble/testing/exploration.hpp>
 #include <bubble/testing/test_plan.hpp>
 
-// The engine behind BUBBLE_TEST: runs a test body in fresh bubbles, once per run of a TestPlan,
-// and reports the outcome to GoogleTest with one line that replays a failure.
+// explore() for GoogleTest: the exploration of exploration.hpp with GoogleTest as its host
+// framework.
 namespace bubble::testing {
-
-struct ExploreOptions {
-  // The options of every run. Its `strategy` and `replay` are replaced by the plan's strategy for
-  // each run, and `replay_command` by the field below.
-  Options options;
-  // What follows "BUBBLE_STRATEGY=<strategy>" in the replay line, e.g.
-  // "./framework_tests --gtest_filter=Suite.Name" (see current_test_command()).
-  std::string replay_command;
-  // Where GoogleTest shows the failure it adds for a failing run (BUBBLE_TEST uses the test's
-  // own file and line); nullptr: "unknown file". Must outlive the call.
-  const char* report_file = nullptr;
-  int report_line = -1;
-  // If set, every run records a trace (Options::trace), and the trace of the failing run (or, if
-  // none fails, of the last run) is written to this file as text and to "<file>.json" in
-  // Chrome's trace format, with a line on standard output saying so. A file that cannot be
-  // written adds a GoogleTest failure naming it.
-  std::optional<std::string> trace_path;
-  // For an exhaustive plan: a file that keeps the search's state (see BUBBLE_CHECKPOINT in
-  // test_plan.hpp), under the name `checkpoint_key` (BUBBLE_TEST uses "Suite.Name"). A file that
-  // cannot be read as a checkpoint of the same key and bound is overwritten with a note; one that
-  // cannot be written adds a GoogleTest failure naming it.
-  std::optional<std::string> checkpoint_path;
-  std::string checkpoint_key;
-  // Called after each run that did not fail, with the run's index among all the plan's
-  // schedules (TestPlan::schedule_index) and its result. Optional.
-  std::function<void(std::uint64_t schedule_index, const RunResult&)> on_success;
-  // When an exploration (TestPlan::exploring()) finds a failing run with preemptions, its
-  // schedule is shrunk within these limits (bubble::shrink_schedule): to the fewest preemptions,
-  // then the fewest picks, of the schedules whose runs fail the same way (the same
-  // bubble::failure_kind, or for failed GoogleTest assertions, the same first failing file and
-  // line). The message then ends with one more line, after the replay line:
-  //   shrunk to 1 preemption (the failing run had 7; 154 runs): BUBBLE_STRATEGY=choices:0,0,3 ...
-  // The runs of the search report nothing to GoogleTest and do not call on_success.
-  // std::nullopt: no shrinking.
-  std::optional<ShrinkOptions> shrink = ShrinkOptions{};
-  // When a run fails with a RunFailure, its schedule is replayed once more with stack capture on
-  // (Options::symbolize_stacks = stack_symbolizer()), and the message reports that replay: each
-  // blocked thread's symbolized stack, with the first frame of the user's code marked and given as
-  // its location. The run's hot path pays nothing for it; the replay costs one more run and reading
-  // the executable's debug information. False: the report of the failing run itself.
-  bool stacks = true;
-};
-
-// What explore() did.
-struct ExploreOutcome {
-  // How many runs were started (the failing one included).
-  std::uint64_t runs = 0;
-  // True if a run failed; the exploration stopped there.
-  bool failed = false;
-  // True if the body skipped the test (GTEST_SKIP); the exploration stopped there.
-  bool skipped = false;
-  // For a failed run: its schedule index, its strategy, the replay line
-  // ("replay: BUBBLE_STRATEGY=<strategy> <replay_command>") and the failure message reported
-  // to GoogleTest (which ends with the replay line).
-  std::uint64_t failed_schedule = 0;
-  Strategy failed_strategy;
-  std::string replay_line;
-  std::string message;
-  // For a failed run: the GoogleTest failures it produced, "<file>:<line>: <message>\n" each (the
-  // failures `message` calls "the GoogleTest failures above"); empty if there were none.
-  std::string assertion_failures;
-  // For a failed run that was shrunk (see ExploreOptions::shrink): what the search found. Its
-  // runs are not counted in `runs`.
-  std::optional<ShrinkResult> shrunk;
-  // For an exhaustive search (TestPlan::exhaustive) that ran every schedule within its bound
-  // without a failure: its certificate, "bubble: complete: 1,234 schedules with at most 2
-  // preemptions, 0 failed". Empty otherwise.
-  std::string certificate;
-};
 
 // Runs `body` as the root thread of a fresh bubble (bubble::run) once for each run of `plan`, in
 // order, with the plan's strategy, and stops at the first run that fails. An exhaustive plan runs
@@ -105,16 +32,10 @@ struct ExploreOutcome {
 // (for a bubble::RunFailure, the failure's own message, which already ends with that line).
 //
 // Returns what happened; never throws for a failure of the body.
+//
+// This is explore(host, plan, body, options) with GoogleTest as the host.
 ExploreOutcome explore(const TestPlan& plan, const std::function<void(Runtime&)>& body,
                        const ExploreOptions& options = {});
-
-// The failure file of a failed BUBBLE_TEST `test` ("Suite.Name"), as run_test() writes it when
-// BUBBLE_FAILURE_FILE is set: one JSON object with "format": "bubble-failure-1", "kind": "test",
-// "test", "strategy" (the failing run's), "command" (outcome.replay_line without "replay: ": the
-// command that reproduces the run) and "message" (outcome.assertion_failures followed by
-// outcome.message). `bubble replay` reads it. JSON text is UTF-8: in text that is not, each
-// byte of an invalid sequence is written as U+FFFD, the replacement character.
-std::string failure_file_json(const std::string& test, const ExploreOutcome& outcome);
 
 // The command that runs only the current GoogleTest test of this process, for replay lines:
 // the program (argv[0] as given to InitGoogleTest, else /proc/self/exe) followed by
