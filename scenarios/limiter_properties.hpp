@@ -57,4 +57,10 @@ void concurrency_limiter_is_a_weighted_fifo();
 // waiting submit's fate.
 void rate_limiter_matches_its_model();
 
+// Property: submits and try_submits race stop() under generated schedules: once stop() has
+// returned, the bucket's tokens never change again and every call that starts returns
+// limiter_stopped; a call that returns limiter_stopped never runs its job; an accepted job runs
+// exactly once; the accepted calls spent exactly the tokens the bucket lost.
+void rate_limiter_stop_races_submits();
+
 }  // namespace bubble::scenarios

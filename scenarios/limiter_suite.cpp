@@ -24,6 +24,10 @@ SuiteResult run_limiter_suite(const SuiteOptions& options, std::ostream& log) {
   check_property(suite,
                  "rate limiter agrees with its model (submit, try_submit, time, cancel, stop)",
                  options, result, log, [] { rate_limiter_matches_its_model(); });
+  // Property: once stop() has returned, no token is spent or added and every call that starts
+  // returns limiter_stopped, whatever the schedule of the submits racing it.
+  check_property(suite, "rate limiter stop admits nothing once it has returned", options, result,
+                 log, [] { rate_limiter_stop_races_submits(); });
   check_property(suite, "token bucket agrees with golang.org/x/time/rate and burst + rate * t",
                  options, result, log, [] { token_bucket_agrees_with_go(); });
   check_property(suite, "concurrency limiter admits as a weighted FIFO, never above its limit",

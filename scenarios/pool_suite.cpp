@@ -3,6 +3,7 @@
 // admission and shutdown against a pure model.
 #include <bubble/scenarios/pool_burst.hpp>
 #include <bubble/scenarios/pool_model.hpp>
+#include <bubble/scenarios/pool_order.hpp>
 #include <bubble/scenarios/pool_properties.hpp>
 #include <bubble/scenarios/property.hpp>
 #include <bubble/scenarios/suites.hpp>
@@ -53,6 +54,18 @@ SuiteResult run_pool_suite(const SuiteOptions& options, std::ostream& log) {
   // gate opens, every accepted job runs exactly once.
   check_property(suite, "racing try_submits fill a stalled pool to exactly its capacity", options,
                  result, log, [] { check_stall_case(testing::draw(stall_case())); });
+  // Property: one worker starts jobs arriving at generated instants in exactly the order the
+  // header's rule gives (effective priority with aging, tenants in turn, FIFO within a tenant).
+  check_property(suite, "jobs start in the order of priority, aging and tenant turns", options,
+                 result, log, [] { pool_starts_jobs_in_priority_and_tenant_order(); });
+  // Property: with submitters competing for the slots, submit_within returns {} within max_wait
+  // or full at exactly max_wait, never later (pool_order.hpp).
+  check_property(suite, "submit_within never waits past max_wait while others compete", options,
+                 result, log, [] { submit_within_never_waits_past_its_bound(); });
+  // Property: a shutdown that starts during a burst of submits (jobs in the inbox when it closes)
+  // returns {} only once every accepted job has run exactly once; refused jobs never run.
+  check_property(suite, "a shutdown racing a burst runs every accepted job first", options, result,
+                 log, [] { shutdown_racing_a_burst_runs_every_accepted_job(); });
   return result;
 }
 

@@ -4,9 +4,9 @@
 # Uses cli_test, ${expect}, ${bubble} and ${out} from cli_tests.cmake.
 
 # list and run.
-cli_test(list 0 "^scenario suites \\(4\\):" ${bubble} list)
+cli_test(list 0 "^scenario suites \\(5\\):" ${bubble} list)
 cli_test(list_help 0 "Examples:" ${bubble} list --help)
-cli_test(run_all_suites 0 "summary: 3 suites, [0-9]+ properties passed, 0 failed$"
+cli_test(run_all_suites 0 "summary: 4 suites, [0-9]+ properties passed, 0 failed$"
   ${bubble} run --cases 50 --seed 1)
 cli_test(run_one_suite 0 "limiter: [0-9]+ properties passed, 0 failed"
   ${bubble} run limiter --cases 20 --seed 7)

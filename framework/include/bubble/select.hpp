@@ -87,7 +87,7 @@ struct SendCase {
 
 struct DoneCase {
   using result_type = std::error_code;
-  const Context* context;
+  const Context* context = nullptr;
   SourceLocation where;
 };
 
@@ -244,15 +244,16 @@ Selected make_selected(std::size_t chosen, const SelectCase* raw, std::index_seq
 template <class... Cases>
 Selected<std::decay_t<Cases>...> select(Cases&&... cases) {
   using Outcome = Selected<std::decay_t<Cases>...>;
-  constexpr std::size_t n = sizeof...(Cases);
-  static_assert(n > 0, "bubble::select: give at least one case");
-  constexpr std::size_t defaults = (std::size_t{detail::kIsDefaultCase<std::decay_t<Cases>>} + ...);
-  static_assert(defaults <= 1, "bubble::select: at most one default_case()");
+  constexpr std::size_t kCases = sizeof...(Cases);
+  static_assert(kCases > 0, "bubble::select: give at least one case");
+  constexpr std::size_t kDefaults =
+      (std::size_t{detail::kIsDefaultCase<std::decay_t<Cases>>} + ...);
+  static_assert(kDefaults <= 1, "bubble::select: at most one default_case()");
 
-  std::array<detail::SelectCase, n> raw;
-  std::array<WaitInfo, n> parts;
-  std::array<std::size_t, n> order;
-  std::size_t default_index = n;
+  std::array<detail::SelectCase, kCases> raw;
+  std::array<WaitInfo, kCases> parts;
+  std::array<std::size_t, kCases> order{};
+  std::size_t default_index = kCases;
   SourceLocation where;
   bool have_where = false;
 
@@ -302,9 +303,9 @@ Selected<std::decay_t<Cases>...> select(Cases&&... cases) {
   };
   (describe(cases), ...);
 
-  const std::size_t chosen =
-      detail::run_select(raw.data(), n, default_index != n, order.data(), parts.data(), where);
-  return detail::make_selected<Outcome>(chosen == n ? default_index : chosen, raw.data(),
+  const std::size_t chosen = detail::run_select(raw.data(), kCases, default_index != kCases,
+                                                order.data(), parts.data(), where);
+  return detail::make_selected<Outcome>(chosen == kCases ? default_index : chosen, raw.data(),
                                         std::index_sequence_for<Cases...>{}, cases...);
 }
 

@@ -7,6 +7,7 @@ namespace bubble::scenarios {
 // The suites, one per scenarios/<name>_suite.cpp; all_suites() lists them.
 ScenarioSuite limiter_suite();
 ScenarioSuite pool_suite();
+ScenarioSuite primitives_suite();
 ScenarioSuite timing_bugs_suite();
 // The known-bad exhibits under the properties that must catch them: every property fails. Not
 // in the default run; `bubble run exhibits` runs it (to see a failure, its file and its replay).
