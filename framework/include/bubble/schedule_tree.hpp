@@ -124,6 +124,13 @@ class ScheduleTree {
   bool done_ = false;
 };
 
+// The certificate line of a search of `schedules` schedules with at most `bound` preemptions, of
+// which `failed` failed, e.g. "bubble: complete: 41,234 schedules with at most 2 preemptions, 0
+// failed" ("... complete: shard 1/4: ..." for a shard of several). ScheduleTree::certificate is
+// this line for its own counts; a search made of several trees (one per workload, say) sums them.
+std::string certificate_line(const TreeShard& shard, std::uint64_t schedules, std::uint32_t bound,
+                             std::uint64_t failed);
+
 // The certificate of a whole search from the certificates of all of its shards (one line each,
 // in any order; unsharded certificates pass through): the schedules and failures summed. Throws
 // std::invalid_argument naming the problem when a line is not a certificate, the bounds differ, a

@@ -234,7 +234,9 @@ namespace {
 
 constexpr std::string_view kCertificateStart = "bubble: complete: ";
 
-std::string certificate_text(const TreeShard& shard, std::uint64_t schedules, std::uint32_t bound,
+}  // namespace
+
+std::string certificate_line(const TreeShard& shard, std::uint64_t schedules, std::uint32_t bound,
                              std::uint64_t failed) {
   std::string out(kCertificateStart);
   if (shard.total > 1) {
@@ -245,6 +247,8 @@ std::string certificate_text(const TreeShard& shard, std::uint64_t schedules, st
          (bound == 1 ? " preemption" : " preemptions") + ", " +
          detail::with_thousands_separators(failed) + " failed";
 }
+
+namespace {
 
 struct ParsedCertificate {
   TreeShard shard;
@@ -304,7 +308,7 @@ ParsedCertificate parse_certificate(const std::string& line) {
 }  // namespace
 
 std::string ScheduleTree::certificate(std::uint64_t failed) const {
-  return certificate_text(shard_, schedules_, max_preemptions_, failed);
+  return certificate_line(shard_, schedules_, max_preemptions_, failed);
 }
 
 std::string merge_certificates(const std::vector<std::string>& certificates) {
@@ -347,7 +351,7 @@ std::string merge_certificates(const std::vector<std::string>& certificates) {
                                   " is missing: the search is not complete without it");
     }
   }
-  return certificate_text(TreeShard{}, whole.schedules, whole.bound, whole.failed);
+  return certificate_line(TreeShard{}, whole.schedules, whole.bound, whole.failed);
 }
 
 }  // namespace bubble
