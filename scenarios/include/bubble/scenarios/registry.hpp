@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <bubble/schedule_tree.hpp>
+
 namespace bubble::scenarios {
 
 // One failed case to replay instead of running a suite: the property, by name, and RapidCheck's
@@ -29,14 +31,21 @@ struct SuiteOptions {
   std::optional<CaseReplay> replay{};
   // Record the trace of a failed case's bubble run (PropertyFailure::trace_text / trace_chrome).
   bool trace = false;
+  // For the proofs suite: the preemption bound of every proof's search (nullopt: each proof's
+  // own default) and the shard of their workloads to search (see prove() in proof.hpp).
+  std::optional<std::uint32_t> exhaustive{};
+  TreeShard shard{};
 };
 
 // How one property ended.
 struct PropertyOutcome {
   std::string property;
   bool passed = false;
-  int cases = 0;         // Generated cases that passed before the end (all of them on success).
+  int cases = 0;  // Generated cases that passed before the end (all of them on success); for a
+                  // proof, the workloads searched.
   double seconds = 0.0;  // Wall time the check took, for reports only.
+  // For a proof that held: its certificate ("bubble: complete: ..."); otherwise empty.
+  std::string certificate{};
 };
 
 // A failed property, with everything needed to replay its shrunk case (`bubble replay`).

@@ -12,5 +12,8 @@ ScenarioSuite timing_bugs_suite();
 // The known-bad exhibits under the properties that must catch them: every property fails. Not
 // in the default run; `bubble run exhibits` runs it (to see a failure, its file and its replay).
 ScenarioSuite exhibits_suite();
+// The claims proven exhaustively within a preemption bound on small configurations (proof.hpp).
+// Not in the default run; `bubble run proofs` or `bubble run --exhaustive K` runs it.
+ScenarioSuite proofs_suite();
 
 }  // namespace bubble::scenarios
