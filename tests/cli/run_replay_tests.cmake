@@ -4,7 +4,7 @@
 # Uses cli_test, ${expect}, ${bubble} and ${out} from cli_tests.cmake.
 
 # list and run.
-cli_test(list 0 "^scenario suites \\(5\\):" ${bubble} list)
+cli_test(list 0 "^scenario suites \\(6\\):" ${bubble} list)
 cli_test(list_help 0 "Examples:" ${bubble} list --help)
 cli_test(run_all_suites 0 "summary: 4 suites, [0-9]+ properties passed, 0 failed$"
   ${bubble} run --cases 50 --seed 1)
@@ -23,6 +23,39 @@ cli_test(run_bad_failure_file 2 "^bubble run: --failure-file /nonexistent/dir/f.
   ${bubble} run exhibits --cases 300 --seed 5 --failure-file /nonexistent/dir/f.json)
 cli_test(unknown_command 2 "^bubble: .*bogus" ${bubble} bogus)
 cli_test(top_help 0 "^  bubble run exhibits && bubble replay" ${bubble} --help)
+
+# The proofs suite (`bubble run --exhaustive K`): every proof at its bound ends with its
+# certificate (label `proof`: release only, the asan preset leaves it out); shards' certificates
+# merge into the whole search's; bad usage exits 2.
+add_test(NAME cli.run_proofs COMMAND python3 -c "
+import re, subprocess, sys
+out = subprocess.run(sys.argv[1:], check=True, capture_output=True, text=True).stdout
+certificates = re.findall(r'^       (bubble: complete: [0-9,]+ schedules with at most 1 preemption, 0 failed)$', out, re.M)
+assert len(certificates) == 2, out
+assert out.rstrip().endswith('summary: 1 suites, 2 properties passed, 0 failed'), out
+" ${bubble} run --exhaustive 1)
+set_tests_properties(cli.run_proofs PROPERTIES LABELS "cli;proof")
+add_test(NAME cli.run_proof_shards_merge COMMAND python3 -c "
+import re, subprocess, sys
+bubble = sys.argv[1]
+def certificates(*args):
+    out = subprocess.run([bubble, 'run', '--exhaustive', '0', *args], check=True, capture_output=True, text=True).stdout
+    return re.findall(r'^       (bubble: complete: .*)$', out, re.M)
+whole = certificates()
+shards = [certificates('--shard', f'{i}/2') for i in range(2)]
+assert len(whole) == 2 and all(len(s) == 2 for s in shards), (whole, shards)
+for proof in range(2):
+    merged = subprocess.run([bubble, 'certificate', 'merge', '/dev/stdin'], check=True, capture_output=True, text=True,
+                            input=shards[0][proof] + '\\n' + shards[1][proof] + '\\n').stdout.strip()
+    assert merged == whole[proof], (merged, whole[proof])
+" ${bubble})
+set_tests_properties(cli.run_proof_shards_merge PROPERTIES LABELS cli)
+cli_test(run_exhaustive_other_suite 2 "^bubble run: pool: --exhaustive and --shard apply to the proofs suite only"
+  ${bubble} run pool --exhaustive 1)
+cli_test(run_exhaustive_bad_bound 2 "^bubble run: --exhaustive x: expected an integer from 0 to 100$"
+  ${bubble} run --exhaustive x)
+cli_test(run_bad_shard 2 "^bubble run: --shard: \"2/2\" is not a shard: expected i/n with 0 <= i < n"
+  ${bubble} run --exhaustive 0 --shard 2/2)
 
 # Not a terminal: plain lines, no progress line rewritten with carriage returns.
 add_test(NAME cli.run_plain_lines_when_not_a_terminal COMMAND python3 -c "

@@ -36,6 +36,9 @@ constexpr const char* kRunFooter = R"(Examples:
   bubble run exhibits                     the known-bad exhibits: every property fails
   bubble run exhibits --failure-file f.json && bubble replay f.json
   bubble run --json                       one JSON object per property, then a summary
+  bubble run --exhaustive 2               the proofs suite, every schedule with <= 2 preemptions
+  bubble run --exhaustive 2 --shard 0/4   one of 4 disjoint parts of it (merge the certificates
+                                          with `bubble certificate merge`)
 
 A failed property writes a failure file (default bubble-failure-<suite>.json in the working
 directory; the suite's first failure) that `bubble replay` reproduces exactly. Exit status: 0 when
@@ -48,7 +51,29 @@ struct RunArgs {
   bool verbose = false;
   bool json = false;
   std::string failure_file;
+  std::string exhaustive;
+  std::string shard;
 };
+
+// Parses --shard's "i/n" (0 <= i < n).
+TreeShard parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  const auto bad = [&text] {
+    return OptionError(fmt::format(
+        "--shard: \"{}\" is not a shard: expected i/n with 0 <= i < n, e.g. 0/4", text));
+  };
+  if (slash == std::string::npos) throw bad();
+  TreeShard shard;
+  try {
+    shard.index = static_cast<std::uint32_t>(sim::parse_integer(text.substr(0, slash), 0, 1 << 20));
+    shard.total =
+        static_cast<std::uint32_t>(sim::parse_integer(text.substr(slash + 1), 1, 1 << 20));
+  } catch (const sim::UsageError&) {
+    throw bad();
+  }
+  if (shard.index >= shard.total) throw bad();
+  return shard;
+}
 
 // Runs the selected suites; returns the exit status.
 int run_suites(const RunArgs& args) {
@@ -58,9 +83,26 @@ int run_suites(const RunArgs& args) {
   options.seed = parse_option("--seed", args.seed, sim::parse_seed);
   options.verbose = args.verbose;
   options.progress = !args.json && ::isatty(STDOUT_FILENO) == 1;
+  if (!args.exhaustive.empty()) {
+    options.exhaustive = static_cast<std::uint32_t>(parse_option(
+        "--exhaustive", args.exhaustive, [](auto v) { return sim::parse_integer(v, 0, 100); }));
+  }
+  if (!args.shard.empty()) options.shard = parse_shard(args.shard);
+  // --exhaustive and --shard are the proofs suite's: alone they select it, and they refuse any
+  // other suite, whose properties sample.
+  const bool exhaustive = options.exhaustive.has_value() || !args.shard.empty();
+  for (const auto& name : args.names) {
+    if (exhaustive && name != "proofs") {
+      throw OptionError(fmt::format(
+          "{}: --exhaustive and --shard apply to the proofs suite only (`bubble run proofs "
+          "--exhaustive K`); the other suites sample workloads and schedules",
+          name));
+    }
+  }
   std::vector<const scenarios::ScenarioSuite*> selected;
   for (const auto& suite : scenarios::all_suites()) {
-    if (args.names.empty() && suite.in_default_run) selected.push_back(&suite);
+    if (!args.names.empty()) break;
+    if (exhaustive ? suite.name == "proofs" : suite.in_default_run) selected.push_back(&suite);
   }
   for (const auto& name : args.names) {
     const scenarios::ScenarioSuite* found = nullptr;
@@ -113,6 +155,7 @@ int run_suites(const RunArgs& args) {
                                     {"passed", p.passed},
                                     {"cases", p.cases},
                                     {"seconds", p.seconds}};
+        if (!p.certificate.empty()) j["certificate"] = p.certificate;
         for (const auto& f : result.failed) {
           if (f.property != p.property) continue;
           j["message"] = f.message;
@@ -176,6 +219,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_option("--failure-file", args->failure_file,
                   "Where to write the run's first failure (default: bubble-failure-<suite>.json "
                   "for each failing suite)");
+  run->add_option("--exhaustive", args->exhaustive,
+                  "Run the proofs suite: every workload of each proof under every schedule with "
+                  "at most K preemptions, 0 to 100 (default: each proof's own bound)");
+  run->add_option("--shard", args->shard,
+                  "With the proofs suite: search only shard i of n (i/n), whose certificate "
+                  "merges with the others' (`bubble certificate merge`)");
   run->callback([args, &exit_code] { exit_code = run_suites(*args); });
 }
 
