@@ -1,6 +1,6 @@
 # pkg-config files for the installed package, one per component a consumer links
-# (lib/pkgconfig/bubble.pc, bubble-pool.pc, bubble-limiter.pc, bubble-testing.pc,
-# bubble-interpose.pc, bubble-instrument.pc), for projects that build without CMake (Meson, Bazel,
+# (lib/pkgconfig/bubble.pc, bubble-pool.pc, bubble-limiter.pc, bubble-testing-core.pc,
+# bubble-testing.pc, bubble-interpose.pc, bubble-instrument.pc), for projects that build without CMake (Meson, Bazel,
 # Make): `g++ main.cpp $(pkg-config --cflags --libs bubble-limiter)`.
 #
 # bubble_pkg_config(<file> TARGET <target> DESCRIPTION <text> [REQUIRES <package>...]
@@ -123,10 +123,14 @@ function(bubble_pkg_config_files)
       CFLAGS -fsanitize=thread ${tsan_warning} -DBUBBLE_INSTRUMENTED=1
       DEPS ${dl})
   endif()
-  if(TARGET bubble_testing)
-    bubble_pkg_config(bubble-testing TARGET bubble_testing REQUIRES bubble gtest
-      DESCRIPTION "bubble's GoogleTest and RapidCheck glue: BUBBLE_TEST, schedules, replays"
-      LIBS -lrapidcheck
+  if(TARGET bubble_testing_core)
+    bubble_pkg_config(bubble-testing-core TARGET bubble_testing_core REQUIRES bubble
+      DESCRIPTION "bubble's framework-neutral test exploration: plans, replays, shrinking, stacks"
       DEPS -lbacktrace)
+  endif()
+  if(TARGET bubble_testing)
+    bubble_pkg_config(bubble-testing TARGET bubble_testing REQUIRES bubble-testing-core bubble gtest
+      DESCRIPTION "bubble's GoogleTest and RapidCheck glue: BUBBLE_TEST, schedules, replays"
+      LIBS -lrapidcheck)
   endif()
 endfunction()
