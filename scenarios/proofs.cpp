@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "limiter_rate_run.hpp"
@@ -55,6 +57,17 @@ std::vector<RateWorkload> rate_workloads() {
   return out;
 }
 
+// Proof::describe for workloads held in `workloads`: workload i as its showValue prints it.
+template <class Workload>
+std::function<std::string(std::size_t)> describe_workloads(
+    std::shared_ptr<const std::vector<Workload>> workloads) {
+  return [workloads = std::move(workloads)](std::size_t i) {
+    std::ostringstream os;
+    showValue((*workloads)[i], os);
+    return os.str();
+  };
+}
+
 }  // namespace
 
 template <class Limiter>
@@ -70,11 +83,7 @@ Proof rate_limiter_proof_of(const std::string& limiter) {
       "one submitter, or one by each of two; stop() at the first refill (one call) or never";
   proof.workloads = workloads->size();
   proof.default_bound = 1;
-  proof.describe = [workloads](std::size_t i) {
-    std::ostringstream os;
-    showValue((*workloads)[i], os);
-    return os.str();
-  };
+  proof.describe = describe_workloads(workloads);
   proof.run = [workloads](std::size_t i, const Options& options) {
     RateWorkload w = (*workloads)[i];
     w.schedule.picks = options.strategy.picks();
@@ -135,11 +144,7 @@ Proof shutdown_proof(const PoolImplementation& impl) {
       "destructor";
   proof.workloads = workloads->size();
   proof.default_bound = 1;
-  proof.describe = [workloads](std::size_t i) {
-    std::ostringstream os;
-    showValue((*workloads)[i], os);
-    return os.str();
-  };
+  proof.describe = describe_workloads(workloads);
   proof.run = [workloads, impl](std::size_t i, const Options& options) {
     (void)testing::run_property(options, pool_case_body(impl, (*workloads)[i]));
   };
