@@ -20,11 +20,14 @@ SuiteResult run_proofs_suite(const SuiteOptions& options, std::ostream& log) {
     const std::uint32_t bound = options.exhaustive.value_or(proof.default_bound);
     // Wall time, for the report line only.
     const auto started = std::chrono::steady_clock::now();
-    const ProofOutcome outcome = prove(proof, bound, options.shard, [&](std::uint64_t schedules) {
-      if (options.progress) {
-        log << "\r  ..   " << proof.name << " (" << schedules << " schedules)" << std::flush;
-      }
-    });
+    const ProofOutcome outcome = prove(
+        proof, bound, options.shard,
+        [&](std::uint64_t schedules) {
+          if (options.progress) {
+            log << "\r  ..   " << proof.name << " (" << schedules << " schedules)" << std::flush;
+          }
+        },
+        options.reduction);
     const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
     if (options.progress) log << "\r\033[K";
     PropertyOutcome property{proof.name, !outcome.failed, static_cast<int>(outcome.workloads),

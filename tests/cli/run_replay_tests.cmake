@@ -50,7 +50,7 @@ for proof in range(2):
     assert merged == whole[proof], (merged, whole[proof])
 " ${bubble})
 set_tests_properties(cli.run_proof_shards_merge PROPERTIES LABELS cli)
-cli_test(run_exhaustive_other_suite 2 "^bubble run: pool: --exhaustive and --shard apply to the proofs suite only"
+cli_test(run_exhaustive_other_suite 2 "^bubble run: pool: --exhaustive, --shard and --reduction apply to the proofs suite only"
   ${bubble} run pool --exhaustive 1)
 cli_test(run_exhaustive_bad_bound 2 "^bubble run: --exhaustive x: expected an integer from 0 to 100$"
   ${bubble} run --exhaustive x)

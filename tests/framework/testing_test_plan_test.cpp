@@ -130,6 +130,18 @@ TEST(TestingTestPlan, BadExhaustiveRequestsAreRejectedNamingTheVariableAndValue)
                   {"BUBBLE_SCHEDULE_SHARD_INDEX", "2"});
 }
 
+TEST(TestingTestPlan, AnExhaustiveSearchIsReducedUnlessBubbleReductionIsNone) {
+  EXPECT_EQ(plan_of({{"BUBBLE_EXHAUSTIVE", "2"}}).reduction(), bubble::Reduction::dpor);
+  EXPECT_EQ(plan_of({{"BUBBLE_EXHAUSTIVE", "2"}, {"BUBBLE_REDUCTION", "dpor"}}).reduction(),
+            bubble::Reduction::dpor);
+  EXPECT_EQ(plan_of({{"BUBBLE_EXHAUSTIVE", "2"}, {"BUBBLE_REDUCTION", " none "}}).reduction(),
+            bubble::Reduction::none);
+  expect_rejected({{"BUBBLE_EXHAUSTIVE", "2"}, {"BUBBLE_REDUCTION", "sleep-sets"}},
+                  {"BUBBLE_REDUCTION", "sleep-sets"});
+  const TestPlan sampled = plan_of({{"BUBBLE_SCHEDULES", "3"}, {"BUBBLE_REDUCTION", "none"}});
+  EXPECT_TRUE(notes_mention(sampled, "ignoring BUBBLE_REDUCTION=none because BUBBLE_EXHAUSTIVE"));
+}
+
 TEST(TestingTestPlan, ShardVariablesSplitAnExhaustiveSearch) {
   const TestPlan plan = plan_of({{"BUBBLE_EXHAUSTIVE", "2"},
                                  {"BUBBLE_SCHEDULE_SHARD_INDEX", "1"},

@@ -1,5 +1,6 @@
 // Fuzzes the checkpoint of an exhaustive search: bubble::ScheduleTree::resume (the line
-// "bubble-schedule-tree-1 bound=K shard=i/n schedules=S transit=T path=...") and the testing
+// "bubble-schedule-tree-1 bound=K shard=i/n schedules=S transit=T path=...", and the reduced
+// search's "bubble-schedule-tree-2 ... reduction=dpor ... path=3:1p/221,...") and the testing
 // glue's reading of a BUBBLE_CHECKPOINT file (its first line the test's key, its second the
 // checkpoint line).
 //
@@ -43,6 +44,7 @@ void check_tree(const ScheduleTree& tree, const std::string& text) {
   require(again->done() == tree.done() && again->schedules() == tree.schedules() &&
               again->transit_runs() == tree.transit_runs() &&
               again->max_preemptions() == tree.max_preemptions() &&
+              again->reduction() == tree.reduction() &&
               again->shard().index == tree.shard().index &&
               again->shard().total == tree.shard().total && again->next() == tree.next(),
           "a resumed checkpoint has the same state", written);
@@ -71,18 +73,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const std::invalid_argument&) {
   }
 
-  std::istringstream file(text);
   const bubble::TreeShard shard{};
-  const std::optional<ScheduleTree> tree =
-      bubble::testing::detail::read_checkpoint(file, "fuzz", kKey, kBound, shard);
-  if (tree) {
+  for (const bubble::Reduction reduction : {bubble::Reduction::none, bubble::Reduction::dpor}) {
+    std::istringstream file(text);
+    const std::optional<ScheduleTree> tree =
+        bubble::testing::detail::read_checkpoint(file, "fuzz", kKey, kBound, shard, reduction);
+    if (!tree) continue;
     require(tree->max_preemptions() == kBound && tree->shard().index == shard.index &&
-                tree->shard().total == shard.total,
+                tree->shard().total == shard.total && tree->reduction() == reduction,
             "read_checkpoint returns the search asked for", text);
     check_tree(*tree, text);
     std::istringstream written(std::string(kKey) + "\n" + tree->checkpoint() + "\n");
     const std::optional<ScheduleTree> back =
-        bubble::testing::detail::read_checkpoint(written, "fuzz", kKey, kBound, shard);
+        bubble::testing::detail::read_checkpoint(written, "fuzz", kKey, kBound, shard, reduction);
     require(back && back->checkpoint() == tree->checkpoint(), "a written checkpoint reads back",
             tree->checkpoint());
   }

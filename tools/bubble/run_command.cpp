@@ -53,6 +53,7 @@ struct RunArgs {
   std::string failure_file;
   std::string exhaustive;
   std::string shard;
+  std::string reduction;
 };
 
 // Parses --shard's "i/n" (0 <= i < n).
@@ -88,15 +89,25 @@ int run_suites(const RunArgs& args) {
         "--exhaustive", args.exhaustive, [](auto v) { return sim::parse_integer(v, 0, 100); }));
   }
   if (!args.shard.empty()) options.shard = parse_shard(args.shard);
-  // --exhaustive and --shard are the proofs suite's: alone they select it, and they refuse any
-  // other suite, whose properties sample.
-  const bool exhaustive = options.exhaustive.has_value() || !args.shard.empty();
+  if (!args.reduction.empty()) {
+    if (args.reduction == "none") {
+      options.reduction = Reduction::none;
+    } else if (args.reduction != "dpor") {
+      throw OptionError(fmt::format("--reduction: \"{}\" is not a reduction: expected dpor or none",
+                                    args.reduction));
+    }
+  }
+  // --exhaustive, --shard and --reduction are the proofs suite's: alone they select it, and they
+  // refuse any other suite, whose properties sample.
+  const bool exhaustive =
+      options.exhaustive.has_value() || !args.shard.empty() || !args.reduction.empty();
   for (const auto& name : args.names) {
     if (exhaustive && name != "proofs") {
-      throw OptionError(fmt::format(
-          "{}: --exhaustive and --shard apply to the proofs suite only (`bubble run proofs "
-          "--exhaustive K`); the other suites sample workloads and schedules",
-          name));
+      throw OptionError(
+          fmt::format("{}: --exhaustive, --shard and --reduction apply to the proofs suite only "
+                      "(`bubble run proofs "
+                      "--exhaustive K`); the other suites sample workloads and schedules",
+                      name));
     }
   }
   std::vector<const scenarios::ScenarioSuite*> selected;
@@ -225,6 +236,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_option("--shard", args->shard,
                   "With the proofs suite: search only shard i of n (i/n), whose certificate "
                   "merges with the others' (`bubble certificate merge`)");
+  run->add_option("--reduction", args->reduction,
+                  "With the proofs suite: dpor (default) prunes schedules that only reorder "
+                  "steps on different objects (partial-order reduction); none runs every "
+                  "schedule within the bound");
   run->callback([args, &exit_code] { exit_code = run_suites(*args); });
 }
 

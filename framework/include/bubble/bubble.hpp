@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <bubble/call_stack.hpp>
+#include <bubble/dependencies.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/schedule.hpp>
 #include <bubble/source_location.hpp>
@@ -123,6 +124,12 @@ struct Options {
   // costs a call through the strategy's interface, also under fifo and random, whose decisions
   // are otherwise inlined. The vector must outlive the run.
   std::vector<Decision>* decisions = nullptr;
+  // If set (with `decisions`), the run appends which thread ran which step on which object, and
+  // the threads each decision chose among (see RunDependencies): what a ScheduleTree with
+  // Reduction::dpor needs. Every scheduling point then leaves the engine's fast path. The log
+  // must outlive the run; bubble::run throws std::invalid_argument if it is set without
+  // `decisions`.
+  RunDependencies* dependencies = nullptr;
   // Records a Trace of the run (RunResult::trace, RunFailure::trace).
   bool trace = false;
   // What the trace shows (with `trace`): TraceLevel::every_event (the default), or

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <bubble/dependencies.hpp>
 #include <bubble/schedule.hpp>
 #include <bubble/strategy.hpp>
 
@@ -56,6 +57,24 @@ struct TreeShard {
   std::uint32_t total = 1;
 };
 
+// Whether a search prunes schedules that only reorder independent steps.
+//
+// Reduction::dpor: dynamic partial-order reduction (Flanagan and Godefroid) bounded as in Coons,
+// Musuvathi and McKinley's BPOR. Each run records, besides its decisions, which thread ran which
+// step on which object (Options::dependencies, see RunDependencies). At a decision among threads
+// the search then tries, besides the candidate the first run took, only the threads that a race
+// of a later run asks for: a step of another thread, dependent with an earlier step and not
+// ordered after it, which may have come first. The schedules it leaves out differ from one it
+// runs only in the order of steps on different objects, and so end in the same state; every
+// failure plain enumeration finds within the bound, the reduced search finds too, in fewer runs.
+// Decisions among due timers or ready select cases keep every candidate. In a sharded search the
+// first kShardDepth decisions keep every candidate as well, so that the shards stay disjoint
+// without knowing one another's races.
+enum class Reduction : std::uint8_t {
+  none,
+  dpor,
+};
+
 class ScheduleTree {
  public:
   // How many of a schedule's first decisions decide its shard.
@@ -63,7 +82,10 @@ class ScheduleTree {
 
   // The search of every schedule with at most `max_preemptions` preemptions, or of one shard of
   // it. A shard with total == 0 or index >= total throws std::invalid_argument.
-  explicit ScheduleTree(std::uint32_t max_preemptions, TreeShard shard = {});
+  // With Reduction::dpor, each run must record its dependencies (Options::dependencies) and give
+  // them to record().
+  explicit ScheduleTree(std::uint32_t max_preemptions, TreeShard shard = {},
+                        Reduction reduction = Reduction::none);
 
   // The strategy of the next schedule to run; nullopt once every schedule within the bound has
   // been recorded.
@@ -76,8 +98,10 @@ class ScheduleTree {
   // Records the decisions of the run of the strategy next() returned, and moves to the next
   // schedule. Throws std::logic_error when the run did not retrace the prefix it was given (a
   // decision with a different number of candidates, or fewer decisions than the prefix): the
-  // program is not deterministic, and the search would not be exhaustive.
-  void record(const std::vector<Decision>& decisions);
+  // program is not deterministic, and the search would not be exhaustive. A search with
+  // Reduction::dpor needs the run's dependencies, and throws std::invalid_argument without them.
+  void record(const std::vector<Decision>& decisions,
+              const RunDependencies* dependencies = nullptr);
 
   // True once every schedule within the bound has been recorded.
   bool done() const noexcept { return done_; }
@@ -86,6 +110,7 @@ class ScheduleTree {
   // Runs of other shards' schedules recorded so far.
   std::uint64_t transit_runs() const noexcept { return transit_; }
   std::uint32_t max_preemptions() const noexcept { return max_preemptions_; }
+  Reduction reduction() const noexcept { return reduction_; }
   const TreeShard& shard() const noexcept { return shard_; }
 
   // A rough estimate of the part of the tree already searched, in [0, 1]: the position of the
@@ -98,7 +123,9 @@ class ScheduleTree {
   // process (as loom's LOOM_CHECKPOINT_FILE): the bound, the schedules recorded so far and the
   // path of the next schedule, e.g. "bubble-schedule-tree-1 bound=2 shard=0/1 schedules=17
   // transit=0 path=3:0,2:1p" (each decision as candidates:pick, "p" when preemptive; "done" once
-  // the search is done).
+  // the search is done). A reduced search writes "bubble-schedule-tree-2 bound=2 shard=0/1
+  // reduction=dpor ..." with each decision's candidates' state after a slash, one digit each: 0
+  // not to be tried, 1 to be tried, 2 tried ("3:1p/221").
   std::string checkpoint() const;
   // The search a checkpoint() line describes. Throws std::invalid_argument quoting the text when
   // it is not one.
@@ -115,8 +142,22 @@ class ScheduleTree {
   // zeros dropped) are this shard's.
   bool owns_key(std::vector<std::uint32_t> picks) const;
 
+  // record() of a reduced search: adds the run's backtracking points, then takes the deepest
+  // decision with a candidate still to try.
+  void record_reduced(const std::vector<Decision>& decisions, const RunDependencies& dependencies,
+                      const std::vector<std::uint32_t>& preemptions_before);
+  // The candidate to try next at decision i of `decisions` within the bound and the shard
+  // (`state`: the decision's candidates' states), or none.
+  std::optional<std::uint32_t> next_pick(const std::vector<Decision>& decisions, std::size_t i,
+                                         std::uint32_t preemptions_before,
+                                         const std::vector<std::uint8_t>* state) const;
+
   std::uint32_t max_preemptions_;
   TreeShard shard_;
+  Reduction reduction_;
+  // A reduced search's state of each decision of path_: for each candidate, 0 (not to be tried),
+  // 1 (to be tried) or 2 (tried).
+  std::vector<std::vector<std::uint8_t>> states_;
   std::uint64_t transit_ = 0;
   // The decisions of the prefix of the next schedule; its last one is the branch to take.
   std::vector<Decision> path_;

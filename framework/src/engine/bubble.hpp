@@ -295,6 +295,29 @@ class Bubble final : public Runtime {
   // records the wake-up, then makes t runnable. Out of line, to keep unpark a leaf.
   [[gnu::noinline]] void unpark_slow(BThread* t) noexcept;
   void update_next_step_event();
+  // Options::dependencies (engine/dependencies.cpp): the end of t's step at a point of t on
+  // `object` (its next step's), the decision just taken (first/last as decide's, idx its pick),
+  // a spawn or wake-up by the running thread, and the moments nothing can be reordered across.
+  void log_point(BThread* t, std::uint64_t object);
+  void log_exit(BThread* t);
+  void log_choice(const BThread* first, const BThread* last, std::size_t idx);
+  void log_edge(RunDependencies::EventKind kind, const BThread* to) noexcept;
+  void log_barrier();
+  // The last step logged counts as one on every object (object 0): it ended where the engine
+  // looked at every thread, or did what every thread may see. So do a step that ends at a yield or
+  // where fairness deschedules its thread (which runs next depends on who else can run), and a
+  // step whose end finds timers due while threads can run (it made one due at once, with a zero
+  // timeout or a deadline already passed; they fire at the end of that step, which then touched
+  // whatever their callbacks touch).
+  void log_last_step_touches_all() noexcept;
+  // A thread's own object: the one of its first and last steps, which no other thread touches.
+  static std::uint64_t own_object(const BThread* t) noexcept {
+    return (std::uint64_t{1} << 63) | t->id;
+  }
+  // A thread's exit, on which its joiners' steps after the join depend.
+  static std::uint64_t exit_object(const BThread* t) noexcept {
+    return RunDependencies::exit_object(static_cast<std::uint32_t>(t->id));
+  }
   bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
   void make_runnable(BThread* t) noexcept;
   static constexpr std::size_t kTouchAheadFrom = 256;
@@ -468,6 +491,10 @@ class Bubble final : public Runtime {
   // set, next_step_event_ is 0, which sends the fast paths of park and schedule_point to their
   // general paths, for all three at once.
   bool off_fast_path_ = false;
+  RunDependencies* deps_ = nullptr;  // Options::dependencies.
+  // The object log_point gives the next step instead of its point's WaitInfo::object_id (spawn
+  // and join name a thread there, for reports), or 0.
+  std::uint64_t next_point_object_ = 0;
   bool os_threads_ = false;  // Options::thread_model is os_threads.
   // ThreadModel::os_threads: the OS threads of exited bubble threads, not yet joined.
   std::vector<pthread_t> exited_os_threads_;

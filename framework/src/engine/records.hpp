@@ -141,6 +141,11 @@ struct BThread : Ctx {
   std::unique_ptr<detail::CapturedStack> blocked_stack;
   std::unique_ptr<detail::CapturedStack> spawn_stack;
   void* intercept_slot = nullptr;  // detail::intercepted_thread_slot(): the interposer's record.
+  // With Options::dependencies: the object of the step it runs or will run next (its last point's;
+  // at first its own object, which no other thread touches), and 1 + the decision that chose it
+  // to run that step (0: none yet).
+  std::uint64_t step_object = 0;
+  std::uint32_t chosen_by = 0;
 };
 
 // A timer's slot: what it does when it fires. TimerEntry::slot() indexes Bubble::slots_.

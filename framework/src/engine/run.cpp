@@ -109,7 +109,16 @@ Bubble::Bubble(const Options& options)
     tracing_ = true;
   }
   capture_stacks_ = static_cast<bool>(options.symbolize_stacks);
-  off_fast_path_ = tracing_ || capture_stacks_;
+  if (options.dependencies != nullptr) {
+    if (options.decisions == nullptr) {
+      throw std::invalid_argument(
+          "bubble::run: Options::dependencies is set but Options::decisions is not (the "
+          "dependencies refer to the decisions)");
+    }
+    deps_ = options.dependencies;
+    deps_->events.reserve(64);  // log_edge records spawns and wake-ups without allocating.
+  }
+  off_fast_path_ = tracing_ || capture_stacks_ || deps_ != nullptr;
   os_threads_ = options.thread_model == ThreadModel::os_threads;
   if (os_threads_) main_.baton = std::make_unique<detail::Baton>();
   update_next_step_event();
@@ -240,7 +249,10 @@ void Bubble::scheduler_loop() {
     if (!exited_os_threads_.empty()) [[unlikely]]
       join_exited_os_threads();
     if (failed_ && !unwinding_) begin_unwind();
-    if (!unwinding_ && timer_due()) fire_due_timers();
+    if (!unwinding_ && timer_due()) {
+      if (deps_ != nullptr) log_last_step_touches_all();
+      fire_due_timers();
+    }
     if (!queue_.empty()) {
       const std::size_t idx = decide(nullptr, nullptr);
       BThread* const next = queue_.take(idx);
@@ -268,6 +280,7 @@ void Bubble::scheduler_loop() {
     }
     if (waiter_ != nullptr) {
       trace(Trace::EventKind::wait, waiting_thread_->id, "bubble::wait", 0, {});
+      if (deps_ != nullptr) log_barrier();  // Every other thread is blocked.
       unpark(*waiter_);
       continue;
     }
@@ -285,6 +298,7 @@ void Bubble::scheduler_loop() {
       }
       now_ = next;
       trace(Trace::EventKind::advance, 0, {}, 0, {});
+      if (deps_ != nullptr) log_barrier();
       fire_due_timers();
       continue;
     }

@@ -1,5 +1,6 @@
 #include <bubble/schedule_tree.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -10,12 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/reduction/races.hpp"
 #include "engine/report/thread_report.hpp"
 
 namespace bubble {
 
-ScheduleTree::ScheduleTree(std::uint32_t max_preemptions, TreeShard shard)
-    : max_preemptions_(max_preemptions), shard_(shard) {
+ScheduleTree::ScheduleTree(std::uint32_t max_preemptions, TreeShard shard, Reduction reduction)
+    : max_preemptions_(max_preemptions), shard_(shard), reduction_(reduction) {
   if (shard.total == 0 || shard.index >= shard.total) {
     throw std::invalid_argument("bubble::ScheduleTree: shard " + std::to_string(shard.index) + "/" +
                                 std::to_string(shard.total) +
@@ -57,8 +59,14 @@ std::optional<Strategy> ScheduleTree::next() const {
   return Strategy::choices(std::move(picks));
 }
 
-void ScheduleTree::record(const std::vector<Decision>& decisions) {
+void ScheduleTree::record(const std::vector<Decision>& decisions,
+                          const RunDependencies* dependencies) {
   if (done_) throw std::logic_error("bubble::ScheduleTree::record: the search is already done");
+  if (reduction_ == Reduction::dpor && dependencies == nullptr) {
+    throw std::invalid_argument(
+        "bubble::ScheduleTree::record: a search with Reduction::dpor needs each run's "
+        "dependencies (Options::dependencies), and none were given");
+  }
   if (decisions.size() < path_.size()) {
     throw std::logic_error(
         "bubble: the exhaustive search cannot go on: the program is not deterministic (a run "
@@ -89,35 +97,84 @@ void ScheduleTree::record(const std::vector<Decision>& decisions) {
     const Decision& d = decisions[i];
     before[i + 1] = before[i] + ((d.preemptive && d.picked != 0) ? 1 : 0);
   }
-  // The deepest decision with a candidate after the one taken that stays within the bound. Every
-  // candidate after the first preempts at a preemptive decision, so one check covers them all.
-  // A branch at depth kShardDepth - 1 or deeper fixes the first kShardDepth picks of its whole
-  // subtree, and so its shard: another shard's is skipped.
-  std::vector<std::uint32_t> key;
-  for (std::size_t i = decisions.size(); i-- > 0;) {
-    const Decision& d = decisions[i];
-    if (d.picked + 1 >= d.candidates) continue;
-    if (before[i] + (d.preemptive ? 1 : 0) > max_preemptions_) continue;
-    std::uint32_t pick = d.picked + 1;
-    if (shard_.total > 1 && i + 1 >= kShardDepth) {
-      key.clear();
-      for (std::size_t j = 0; j <= i && j < kShardDepth; ++j) key.push_back(decisions[j].picked);
-      if (i < kShardDepth) {
-        while (pick < d.candidates) {
-          key.back() = pick;
-          if (owns_key(key)) break;
-          ++pick;
-        }
-        if (pick == d.candidates) continue;
-      } else if (!owns_key(key)) {
-        continue;
-      }
-    }
-    path_.assign(decisions.begin(), decisions.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    path_.back().picked = pick;
+  if (reduction_ == Reduction::dpor) {
+    record_reduced(decisions, *dependencies, before);
     return;
   }
+  // The deepest decision with a candidate after the one taken that stays within the bound.
+  for (std::size_t i = decisions.size(); i-- > 0;) {
+    if (const std::optional<std::uint32_t> pick = next_pick(decisions, i, before[i], nullptr)) {
+      path_.assign(decisions.begin(), decisions.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      path_.back().picked = *pick;
+      return;
+    }
+  }
   path_.clear();
+  done_ = true;
+}
+
+std::optional<std::uint32_t> ScheduleTree::next_pick(const std::vector<Decision>& decisions,
+                                                     std::size_t i,
+                                                     std::uint32_t preemptions_before,
+                                                     const std::vector<std::uint8_t>* state) const {
+  const Decision& d = decisions[i];
+  // A branch at depth kShardDepth - 1 or deeper fixes the first kShardDepth picks of its whole
+  // subtree, and so its shard: another shard's is skipped.
+  const bool keyed = shard_.total > 1 && i + 1 >= kShardDepth;
+  std::vector<std::uint32_t> key;
+  if (keyed) {
+    for (std::size_t j = 0; j <= i && j < kShardDepth; ++j) key.push_back(decisions[j].picked);
+    if (i >= kShardDepth && !owns_key(key)) return std::nullopt;
+  }
+  // Without states, the candidates after the one taken, in order.
+  for (std::uint32_t pick = state != nullptr ? 0 : d.picked + 1; pick < d.candidates; ++pick) {
+    if (state != nullptr && (*state)[pick] != 1) continue;
+    // Every candidate but the first preempts at a preemptive decision.
+    if (preemptions_before + ((d.preemptive && pick != 0) ? 1 : 0) > max_preemptions_) continue;
+    if (keyed && i < kShardDepth) {
+      key.back() = pick;
+      if (!owns_key(key)) continue;
+    }
+    return pick;
+  }
+  return std::nullopt;
+}
+
+void ScheduleTree::record_reduced(const std::vector<Decision>& decisions,
+                                  const RunDependencies& dependencies,
+                                  const std::vector<std::uint32_t>& preemptions_before) {
+  std::vector<bool> among_threads(decisions.size(), false);
+  for (const RunDependencies::ThreadChoice& c : dependencies.choices) {
+    if (c.decision < decisions.size()) among_threads[c.decision] = true;
+  }
+  // The run's new decisions: only the candidate taken is tried, unless it is a decision whose
+  // candidates are all tried (among timers or select cases, or above a shard's depth).
+  for (std::size_t i = states_.size(); i < decisions.size(); ++i) {
+    const bool reduced = among_threads[i] && (shard_.total == 1 || i >= kShardDepth);
+    std::vector<std::uint8_t> state(decisions[i].candidates, reduced ? 0 : 1);
+    state[decisions[i].picked] = 2;
+    states_.push_back(std::move(state));
+  }
+  for (const engine::Backtrack& b : engine::find_backtracks(decisions, dependencies)) {
+    std::vector<std::uint8_t>& state = states_[b.decision];
+    if (b.candidate == engine::Backtrack::kEveryCandidate) {
+      for (std::uint8_t& s : state) s = s == 0 ? 1 : s;
+    } else if (state[b.candidate] == 0) {
+      state[b.candidate] = 1;
+    }
+  }
+  for (std::size_t i = decisions.size(); i-- > 0;) {
+    if (const std::optional<std::uint32_t> pick =
+            next_pick(decisions, i, preemptions_before[i], &states_[i])) {
+      path_.assign(decisions.begin(), decisions.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      path_.back().picked = *pick;
+      states_.resize(i + 1);
+      states_[i][*pick] = 2;
+      return;
+    }
+  }
+  path_.clear();
+  states_.clear();
   done_ = true;
 }
 
@@ -139,6 +196,8 @@ double ScheduleTree::estimated_done() const noexcept {
 namespace {
 
 constexpr std::string_view kCheckpointFormat = "bubble-schedule-tree-1";
+// A reduced search's checkpoint: a reduction field, and each decision's candidates' states.
+constexpr std::string_view kReducedCheckpointFormat = "bubble-schedule-tree-2";
 
 [[noreturn]] void bad_checkpoint(std::string_view text, const std::string& why) {
   throw std::invalid_argument("bubble::ScheduleTree::resume: \"" + std::string(text) +
@@ -164,8 +223,11 @@ std::string_view next_field(std::string_view& text, char separator) {
 }  // namespace
 
 std::string ScheduleTree::checkpoint() const {
-  std::string out = std::string(kCheckpointFormat) + " bound=" + std::to_string(max_preemptions_) +
+  const bool reduced = reduction_ == Reduction::dpor;
+  std::string out = std::string(reduced ? kReducedCheckpointFormat : kCheckpointFormat) +
+                    " bound=" + std::to_string(max_preemptions_) +
                     " shard=" + std::to_string(shard_.index) + "/" + std::to_string(shard_.total) +
+                    (reduced ? " reduction=dpor" : "") +
                     " schedules=" + std::to_string(schedules_) +
                     " transit=" + std::to_string(transit_) + " path=";
   if (done_) return out + "done";
@@ -173,6 +235,10 @@ std::string ScheduleTree::checkpoint() const {
     if (i > 0) out += ',';
     out += std::to_string(path_[i].candidates) + ":" + std::to_string(path_[i].picked);
     if (path_[i].preemptive) out += 'p';
+    if (reduced) {
+      out += '/';
+      for (const std::uint8_t state : states_[i]) out += static_cast<char>('0' + state);
+    }
   }
   return out;
 }
@@ -180,9 +246,12 @@ std::string ScheduleTree::checkpoint() const {
 ScheduleTree ScheduleTree::resume(std::string_view checkpoint) {
   std::string_view rest = checkpoint;
   while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.remove_suffix(1);
-  if (next_field(rest, ' ') != kCheckpointFormat) {
-    bad_checkpoint(checkpoint, "it does not start with \"" + std::string(kCheckpointFormat) + "\"");
+  const std::string_view format = next_field(rest, ' ');
+  if (format != kCheckpointFormat && format != kReducedCheckpointFormat) {
+    bad_checkpoint(checkpoint, "it does not start with \"" + std::string(kCheckpointFormat) +
+                                   "\" or \"" + std::string(kReducedCheckpointFormat) + "\"");
   }
+  const bool reduced = format == kReducedCheckpointFormat;
   const auto field = [&](std::string_view name) {
     const std::string_view f = next_field(rest, ' ');
     if (f.substr(0, name.size()) != name) {
@@ -198,7 +267,8 @@ ScheduleTree ScheduleTree::resume(std::string_view checkpoint) {
       !parse_number(shard_text, shard.total) || shard.total == 0 || shard.index >= shard.total) {
     bad_checkpoint(checkpoint, "bad shard (index/total, index < total)");
   }
-  ScheduleTree tree(bound, shard);
+  if (reduced && field("reduction=") != "dpor") bad_checkpoint(checkpoint, "bad reduction");
+  ScheduleTree tree(bound, shard, reduced ? Reduction::dpor : Reduction::none);
   if (!parse_number(field("schedules="), tree.schedules_)) {
     bad_checkpoint(checkpoint, "bad count of schedules");
   }
@@ -215,6 +285,15 @@ ScheduleTree ScheduleTree::resume(std::string_view checkpoint) {
   while (!path.empty()) {
     std::string_view item = next_field(path, ',');
     Decision d;
+    std::string_view states;
+    if (reduced) {
+      const std::size_t slash = item.find('/');
+      if (slash == std::string_view::npos) {
+        bad_checkpoint(checkpoint, "a decision without its candidates' states (\"3:1/221\")");
+      }
+      states = item.substr(slash + 1);
+      item = item.substr(0, slash);
+    }
     if (!item.empty() && item.back() == 'p') {
       d.preemptive = true;
       item.remove_suffix(1);
@@ -225,6 +304,16 @@ ScheduleTree ScheduleTree::resume(std::string_view checkpoint) {
     }
     preemptions += (d.preemptive && d.picked != 0) ? 1 : 0;
     tree.path_.push_back(d);
+    if (reduced) {
+      if (states.size() != d.candidates ||
+          !std::all_of(states.begin(), states.end(), [](char c) { return c >= '0' && c <= '2'; }) ||
+          states[d.picked] != '2') {
+        bad_checkpoint(checkpoint,
+                       "bad candidates' states (one digit 0-2 per candidate, 2 for the pick)");
+      }
+      std::vector<std::uint8_t>& state = tree.states_.emplace_back();
+      for (const char c : states) state.push_back(static_cast<std::uint8_t>(c - '0'));
+    }
   }
   if (preemptions > bound) bad_checkpoint(checkpoint, "its path preempts more than its bound");
   return tree;

@@ -170,6 +170,7 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
 // park after its step, when the direct hand-off does not apply.
 ParkResult Bubble::park_general(BThread* t, Waiter& waiter, TimePoint deadline,
                                 const WaitInfo& what) {
+  if (deps_ != nullptr) log_point(t, what.object_id);
   if (deadline <= now_) {
     // Already due: a scheduling point, then the timeout (unless woken meanwhile). A wait that
     // returns at once only gives the processor away (Progress::none).
@@ -220,7 +221,7 @@ void Bubble::unpark(Waiter& waiter) noexcept {
   mark_notified(waiter);
   auto* t = static_cast<BThread*>(thread_slot(waiter));
   if (t == nullptr || t->state != ThreadState::blocked || t->waiter != &waiter) return;
-  if (t->park_timer != 0 || tracing_ || races_) [[unlikely]] {
+  if (t->park_timer != 0 || tracing_ || races_ || deps_ != nullptr) [[unlikely]] {
     unpark_slow(t);
     return;
   }
@@ -228,6 +229,7 @@ void Bubble::unpark(Waiter& waiter) noexcept {
 }
 
 void Bubble::unpark_slow(BThread* t) noexcept {
+  if (deps_ != nullptr) log_edge(RunDependencies::EventKind::wake, t);
   if (races_) races_->woke(race_thread(), static_cast<std::uint32_t>(t->id));
   if (t->park_timer != 0) {
     cancel_timer(t->park_timer);
@@ -302,6 +304,7 @@ void Bubble::decide_at_point(BThread* t) {
 }
 
 void Bubble::schedule_point_slow(BThread* t, const WaitInfo& what, std::uint64_t s) {
+  if (deps_ != nullptr) log_point(t, what.object_id);
   if (s >= next_step_event_) step_event(s);
   if (tracing_) [[unlikely]]
     trace_event(Trace::EventKind::op, t->id, what.kind, what.object_id, what.where);
@@ -360,6 +363,7 @@ bool Bubble::poll_slow(BThread* t, const WaitInfo& what) {
 // so that time can move on once they all do. With no timer and nobody else, t runs on (a livelock
 // report or Options::max_steps ends the run if nothing ever changes).
 void Bubble::deschedule_for_fairness(BThread* t, const WaitInfo& what) {
+  if (deps_ != nullptr) log_last_step_touches_all();
   t->polls = BThread::kIdle;
   bool all_idle = true;
   for (std::size_t i = 0; i < queue_.size() && all_idle; ++i) {
@@ -432,6 +436,10 @@ void Bubble::yield(SourceLocation where) {
   maybe_unwind(t);
   const WaitInfo what{.kind = "yield", .where = where, .progress = Progress::none};
   step(&what);
+  if (deps_ != nullptr) {
+    log_point(t, 0);
+    log_last_step_touches_all();
+  }
   trace(Trace::EventKind::op, t->id, what.kind, 0, where);
   if (!failed_ && polled(t, Progress::none, steps_.load(std::memory_order_relaxed)) &&
       poll_slow(t, what)) {
@@ -466,6 +474,7 @@ std::size_t Bubble::decide(BThread* first, BThread* last) {
                                 ? uniform_->below(n)
                                 : scheduler_->pick_thread(Candidates(first, queue_, last));
   picks_.record(idx);
+  if (deps_ != nullptr) log_choice(first, last, idx);
   return idx;
 }
 

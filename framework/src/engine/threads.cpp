@@ -46,6 +46,7 @@ Ctx* Bubble::exit_current(BThread* t) {
   step(nullptr);
   last_progress_ = steps_.load(std::memory_order_relaxed);  // An exit is progress (a join ends).
   while (Waiter* w = t->joiners.pop_front()) unpark(*w);
+  if (deps_ != nullptr) log_exit(t);  // Its last step, which the wake-ups above are part of.
   live_threads_.remove(*t);
   --live_;
   Ctx* next = &main_;
@@ -159,6 +160,10 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
     t->random_key = detail::derive_random_key(random_key_, ++callback_children_);
   }
   scheduler_->spawned(*t);
+  if (deps_ != nullptr) {
+    t->step_object = own_object(t);
+    log_edge(RunDependencies::EventKind::spawn, t);
+  }
   if (os_threads_) {
     try {
       // Room for every thread that may exit before the next join: enter_os_thread pushes
@@ -187,8 +192,12 @@ std::unique_ptr<ThreadHandle> Bubble::do_spawn(std::string name, std::function<v
   t->state = ThreadState::runnable;
   queue_.push_back(t);
   auto handle = std::make_unique<ThreadHandleImpl>(t);
-  // Spawning is a scheduling point of the spawning thread.
-  if (current_ != nullptr) schedule_point(WaitInfo{"spawn", t->id, where});
+  // Spawning is a scheduling point of the spawning thread. The spawn is done: the step after it
+  // touches nothing of another thread's.
+  if (current_ != nullptr) {
+    if (deps_ != nullptr) next_point_object_ = own_object(current_);
+    schedule_point(WaitInfo{"spawn", t->id, where});
+  }
   return handle;
 }
 
@@ -210,7 +219,9 @@ void Bubble::join(BThread* t, SourceLocation where) {
     throw std::logic_error("bubble: Thread::join of \"" + t->name +
                            "\" would block in a timer callback of " + name_);
   }
+  // The steps after the join depend on t's exit.
   if (t->state == ThreadState::exited) {
+    if (deps_ != nullptr) next_point_object_ = exit_object(t);
     schedule_point(what);
     joined_edge();
     return;
@@ -222,7 +233,11 @@ void Bubble::join(BThread* t, SourceLocation where) {
   self->in_join = true;
   try {
     // Only t's exit unparks w; the loop makes that a fact rather than an assumption.
-    while (t->state != ThreadState::exited) park(w, kNoDeadline, what);
+    while (t->state != ThreadState::exited) {
+      if (deps_ != nullptr) next_point_object_ = exit_object(t);
+      park(w, kNoDeadline, what);
+      next_point_object_ = 0;  // Unused if park returned without a point.
+    }
   } catch (...) {
     self->in_join = false;
     if (w.queued()) t->joiners.remove(w);

@@ -318,19 +318,17 @@ ExploreOutcome explore(TestHost& host, const TestPlan& plan,
   // An exhaustive search's runs come from its tree, one after the other, until it is done.
   std::optional<ScheduleTree> tree;
   std::vector<Decision> decisions;
+  RunDependencies dependencies;
   if (plan.exhaustive_bound()) {
+    const TreeShard shard{static_cast<std::uint32_t>(plan.shard().index),
+                          static_cast<std::uint32_t>(plan.shard().total)};
     if (options.checkpoint_path) {
       tree = detail::read_checkpoint(*options.checkpoint_path, options.checkpoint_key,
-                                     *plan.exhaustive_bound(),
-                                     TreeShard{static_cast<std::uint32_t>(plan.shard().index),
-                                               static_cast<std::uint32_t>(plan.shard().total)});
+                                     *plan.exhaustive_bound(), shard, plan.reduction());
     }
-    if (!tree) {
-      tree.emplace(*plan.exhaustive_bound(),
-                   TreeShard{static_cast<std::uint32_t>(plan.shard().index),
-                             static_cast<std::uint32_t>(plan.shard().total)});
-    }
+    if (!tree) tree.emplace(*plan.exhaustive_bound(), shard, plan.reduction());
     run_options.decisions = &decisions;
+    if (plan.reduction() == Reduction::dpor) run_options.dependencies = &dependencies;
   }
   // On a terminal, a line that shows how a long search goes.
   std::optional<detail::SearchProgress> progress;
@@ -350,6 +348,7 @@ ExploreOutcome explore(TestHost& host, const TestPlan& plan,
         const std::uint64_t k = tree ? tree->schedules() : plan.schedule_index(i);
         run_options.strategy = tree ? *tree->next() : plan.strategy(i);
         decisions.clear();
+        dependencies.clear();
         const Strategy& s = run_options.strategy;
         if (plan.exploring() && observed_steps && s.kind() == Strategy::Kind::pct &&
             s.steps() == Strategy::kDefaultPctSteps) {
@@ -402,12 +401,12 @@ ExploreOutcome explore(TestHost& host, const TestPlan& plan,
           failed_kind.clear();
           failed_with_run_failure = false;
           failure.reset();
-          tree->record(decisions);
+          tree->record(decisions, &dependencies);
           continue;
         }
         if (error.empty() && !assertion_failed) {
           if (tree) {
-            tree->record(decisions);
+            tree->record(decisions, &dependencies);
             if (tree->schedules() % kCheckpointEvery == 0) save_checkpoint();
             if (progress && tree->schedules() % kProgressEvery == 0) progress->show(*tree);
           }

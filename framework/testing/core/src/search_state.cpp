@@ -9,15 +9,16 @@
 namespace bubble::testing::detail {
 
 std::optional<ScheduleTree> read_checkpoint(const std::string& path, const std::string& key,
-                                            std::uint32_t bound, const TreeShard& shard) {
+                                            std::uint32_t bound, const TreeShard& shard,
+                                            Reduction reduction) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
-  return read_checkpoint(in, path, key, bound, shard);
+  return read_checkpoint(in, path, key, bound, shard, reduction);
 }
 
 std::optional<ScheduleTree> read_checkpoint(std::istream& in, const std::string& path,
                                             const std::string& key, std::uint32_t bound,
-                                            const TreeShard& shard) {
+                                            const TreeShard& shard, Reduction reduction) {
   std::string file_key;
   std::string line;
   std::getline(in, file_key);
@@ -25,7 +26,7 @@ std::optional<ScheduleTree> read_checkpoint(std::istream& in, const std::string&
   try {
     ScheduleTree tree = ScheduleTree::resume(line);
     if (file_key == key && tree.max_preemptions() == bound && tree.shard().index == shard.index &&
-        tree.shard().total == shard.total) {
+        tree.shard().total == shard.total && tree.reduction() == reduction) {
       std::cout << "bubble: resuming the exhaustive search from " << path << " ("
                 << tree.schedules() << " schedules done)\n"
                 << std::flush;
@@ -33,7 +34,9 @@ std::optional<ScheduleTree> read_checkpoint(std::istream& in, const std::string&
     }
     std::cout << "bubble: " << path << " holds another search (" << file_key << ", at most "
               << tree.max_preemptions() << " preemptions, shard " << tree.shard().index << "/"
-              << tree.shard().total << "), not this one: starting over\n"
+              << tree.shard().total
+              << (tree.reduction() == Reduction::dpor ? ", reduced" : ", not reduced")
+              << "), not this one: starting over\n"
               << std::flush;
   } catch (const std::invalid_argument& e) {
     std::cout << "bubble: " << path << " is not a checkpoint (" << e.what() << "): starting over\n"

@@ -13,17 +13,19 @@
 
 namespace bubble::testing::detail {
 
-// The search a checkpoint file holds for `key`, `bound` and `shard`: its first line is the key, its
+// The search a checkpoint file holds for `key`, `bound`, `shard` and `reduction`: its first line is
+// the key, its
 // second a ScheduleTree::checkpoint(). nullopt when the file does not exist; a note on standard
 // output and nullopt when it holds something else.
 std::optional<ScheduleTree> read_checkpoint(const std::string& path, const std::string& key,
-                                            std::uint32_t bound, const TreeShard& shard);
+                                            std::uint32_t bound, const TreeShard& shard,
+                                            Reduction reduction);
 
 // The same for the content of the checkpoint file `path`, read from `in` (`path` is named in the
 // notes only).
 std::optional<ScheduleTree> read_checkpoint(std::istream& in, const std::string& path,
                                             const std::string& key, std::uint32_t bound,
-                                            const TreeShard& shard);
+                                            const TreeShard& shard, Reduction reduction);
 
 // Writes `tree`'s checkpoint under `key` to `path`; false if the file cannot be written.
 bool write_checkpoint(const std::string& path, const std::string& key, const ScheduleTree& tree);

@@ -201,6 +201,11 @@ TestPlan TestPlan::exhaustive(std::uint32_t max_preemptions, ScheduleShard shard
 
 TestPlan TestPlan::from_environment(const EnvLookup& env) {
   TestPlan plan = parse_runs(env);
+  if (const std::optional<std::string> reduction = get(env, "BUBBLE_REDUCTION");
+      reduction && !plan.exhaustive_) {
+    plan.notes_.push_back("bubble: ignoring BUBBLE_REDUCTION=" + *reduction +
+                          " because BUBBLE_EXHAUSTIVE is not set");
+  }
   plan.set_trace_path(get(env, "BUBBLE_TRACE"));
   plan.set_checkpoint_path(get(env, "BUBBLE_CHECKPOINT"));
   return plan;
@@ -262,6 +267,15 @@ TestPlan TestPlan::parse_runs(const EnvLookup& env) {
     }
     TestPlan plan = TestPlan::exhaustive(static_cast<std::uint32_t>(bound), shard);
     plan.notes_ = std::move(notes);
+    if (const std::optional<std::string> reduction = get(env, "BUBBLE_REDUCTION")) {
+      const std::string_view value = trim(*reduction);
+      if (value == "none") {
+        plan.reduction_ = Reduction::none;
+      } else if (value != "dpor") {
+        throw std::invalid_argument("bubble::testing: BUBBLE_REDUCTION must be dpor or none, got " +
+                                    quoted(*reduction));
+      }
+    }
     for (const auto& [name, value] :
          {std::pair{"BUBBLE_SEED", seed}, std::pair{"BUBBLE_SCHEDULES", schedules}}) {
       if (value) {

@@ -46,9 +46,11 @@ struct ProofOutcome {
 
 // Runs every workload of `proof` that belongs to `shard` (workload i belongs to shard i % total)
 // under every schedule with at most `bound` preemptions, in order, and stops at the first run that
-// fails. `progress`, if set, is called after each workload with the schedules run so far. A
+// fails, pruning by partial-order reduction unless `reduction` is Reduction::none. `progress`, if
+// set, is called after each workload with the schedules run so far. A
 // workload whose body is not deterministic ends the search with a failure saying so.
 ProofOutcome prove(const Proof& proof, std::uint32_t bound, TreeShard shard,
-                   const std::function<void(std::uint64_t schedules)>& progress = {});
+                   const std::function<void(std::uint64_t schedules)>& progress = {},
+                   Reduction reduction = Reduction::dpor);
 
 }  // namespace bubble::scenarios

@@ -35,6 +35,8 @@ struct SuiteOptions {
   // own default) and the shard of their workloads to search (see prove() in proof.hpp).
   std::optional<std::uint32_t> exhaustive{};
   TreeShard shard{};
+  // For the proofs suite: whether each search prunes by partial-order reduction.
+  Reduction reduction = Reduction::dpor;
 };
 
 // How one property ended.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include <bubble/schedule_tree.hpp>
 #include <bubble/strategy.hpp>
 
 // The runs a BUBBLE_TEST performs, as configured by environment variables.
@@ -43,6 +44,14 @@
 //                                certificates, "bubble: complete: shard 1/4: ...", merge into
 //                                the whole one (`bubble certificate merge`). The body must be
 //                                deterministic given the picks (see ScheduleTree).
+//   BUBBLE_REDUCTION=<dpor|none> With BUBBLE_EXHAUSTIVE: dpor (the default) prunes the schedules
+//                                that only reorder steps on different objects (partial-order
+//                                reduction, see bubble::Reduction); it assumes that threads share
+//                                memory only through operations bubble sees (its primitives, the
+//                                interposed standard ones, bubble::Atomic and atomics of code
+//                                built with bubble::instrument). none runs every schedule within
+//                                the bound: for code that shares memory otherwise (plain
+//                                std::atomic in code that is not instrumented, data races).
 //   BUBBLE_CHECKPOINT=<file>     With BUBBLE_EXHAUSTIVE: keep the search's state in <file>
 //                                (ScheduleTree::checkpoint, with the test's name), written every
 //                                1,000 schedules and when the search ends; a test whose name and
@@ -133,6 +142,10 @@ class TestPlan {
   bool exploring() const noexcept { return exploring_; }
   // For an exhaustive search, its preemption bound; nullopt otherwise.
   const std::optional<std::uint32_t>& exhaustive_bound() const noexcept { return exhaustive_; }
+  // For an exhaustive search, whether it prunes by partial-order reduction (BUBBLE_REDUCTION;
+  // Reduction::dpor unless set to none).
+  Reduction reduction() const noexcept { return reduction_; }
+  void set_reduction(Reduction reduction) noexcept { reduction_ = reduction; }
   // How many runs this process performs (0 only for a shard that has no schedule). For an
   // exhaustive search, whose runs are known only as it goes, 1; strategy() and schedule_index()
   // do not apply to it.
@@ -168,6 +181,7 @@ class TestPlan {
 
   bool exploring_ = false;
   std::optional<std::uint32_t> exhaustive_;
+  Reduction reduction_ = Reduction::dpor;
   Strategy single_;
   std::uint64_t schedules_ = 1;
   std::uint64_t base_seed_ = 0;
