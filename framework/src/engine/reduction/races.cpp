@@ -3,28 +3,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace bubble::engine {
 namespace {
-
-// A vector clock: for each thread id, how many of its steps happen before.
-using Clock = std::vector<std::uint32_t>;
-
-void join(Clock& into, const Clock& from) {
-  if (into.size() < from.size()) into.resize(from.size(), 0);
-  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
-}
-
-std::uint32_t entry(const Clock& clock, std::uint32_t thread) {
-  return thread < clock.size() ? clock[thread] : 0;
-}
-
-void set_entry(Clock& clock, std::uint32_t thread, std::uint32_t value) {
-  if (clock.size() <= thread) clock.resize(thread + 1, 0);
-  clock[thread] = value;
-}
 
 struct StepRecord {
   std::uint32_t thread = 0;
@@ -35,28 +17,75 @@ struct StepRecord {
   std::uint32_t switch_decision = 0;
 };
 
+// The arrays of an analysis, kept from one analysis to the next on the same thread (one per run of
+// a search), so that an analysis allocates nothing once they have grown to a run's size. The
+// vector clocks of a run all have one entry per thread id of the run (how many of that thread's
+// steps happen before), and live side by side in `clocks`.
+struct Workspace {
+  std::vector<std::uint32_t> choice_of;
+  std::vector<std::uint64_t> object_ids;
+  std::vector<std::uint32_t> clocks;
+  std::vector<std::uint32_t> epochs;
+  std::vector<std::size_t> last_step;
+  std::vector<std::size_t> object_last;
+  std::vector<StepRecord> steps;
+};
+
 class Analysis {
  public:
-  Analysis(const std::vector<Decision>& decisions, const RunDependencies& log)
-      : decisions_(decisions), log_(log), choice_of_(decisions.size(), kNoChoice) {
+  Analysis(const std::vector<Decision>& decisions, const RunDependencies& log, Workspace& w)
+      : decisions_(decisions),
+        log_(log),
+        choice_of_(w.choice_of),
+        object_ids_(w.object_ids),
+        clocks_(w.clocks),
+        epochs_(w.epochs),
+        last_step_(w.last_step),
+        object_last_(w.object_last),
+        steps_(w.steps) {
+    choice_of_.assign(decisions.size(), kNoChoice);
     for (std::size_t i = 0; i < log.choices.size(); ++i) {
       const std::uint32_t d = log.choices[i].decision;
       if (d < choice_of_.size()) choice_of_[d] = static_cast<std::uint32_t>(i);
     }
+    // The thread ids and the objects (other than object 0) the steps touch.
+    std::uint32_t threads = 0;
+    std::size_t steps = 0;
+    object_ids_.clear();
+    for (const RunDependencies::Event& e : log.events) {
+      threads = std::max({threads, e.thread + 1, e.other + 1});
+      if (e.kind != RunDependencies::EventKind::step) continue;
+      ++steps;
+      if (e.object == 0) continue;
+      add_object(e.object);
+      if (e.exits) add_object(RunDependencies::exit_object(e.thread));
+    }
+    width_ = threads;
+    // Per thread: its clock; per object: the clock of its last step; then the clock of the last
+    // step on object 0, of every step so far, of every step before the last barrier.
+    clocks_.assign((threads + object_ids_.size() + 3) * width_, 0);
+    epochs_.assign(threads, 0);
+    last_step_.assign(threads, kNone);
+    object_last_.assign(object_ids_.size(), kNone);
+    steps_.clear();
+    steps_.reserve(steps);
   }
 
   std::vector<Backtrack> run() {
     for (const RunDependencies::Event& e : log_.events) {
       switch (e.kind) {
         case RunDependencies::EventKind::barrier:
-          barrier_ = all_;
+          copy(barrier_clock(), all_clock());
           break;
         case RunDependencies::EventKind::spawn:
         case RunDependencies::EventKind::wake: {
           // Up to the step of e.thread in progress, which spawns or wakes e.other.
-          Clock before = clock_of(e.thread);
-          set_entry(before, e.thread, steps_of(e.thread) + 1);
-          join(clock_of(e.other), before);
+          std::uint32_t* const to = thread_clock(e.other);
+          const std::uint32_t* const from = thread_clock(e.thread);
+          const std::uint32_t now = epochs_[e.thread] + 1;
+          for (std::uint32_t i = 0; i < width_; ++i) {
+            to[i] = std::max(to[i], i == e.thread ? now : from[i]);
+          }
           break;
         }
         case RunDependencies::EventKind::step:
@@ -69,17 +98,32 @@ class Analysis {
 
  private:
   static constexpr std::uint32_t kNoChoice = ~std::uint32_t{0};
+  static constexpr std::size_t kNone = ~std::size_t{0};
 
-  Clock& clock_of(std::uint32_t thread) {
-    if (clocks_.size() <= thread) clocks_.resize(thread + 1);
-    return clocks_[thread];
+  std::uint32_t* thread_clock(std::uint32_t thread) {
+    return &clocks_[std::size_t{thread} * width_];
   }
-  std::uint32_t& steps_of(std::uint32_t thread) {
-    if (epochs_.size() <= thread) {
-      epochs_.resize(thread + 1, 0);
-      last_step_.resize(thread + 1, kNone);
-    }
-    return epochs_[thread];
+  std::uint32_t* object_clock(std::size_t object) { return &clocks_[(width_ + object) * width_]; }
+  std::uint32_t* global_clock() { return object_clock(object_ids_.size()); }
+  std::uint32_t* all_clock() { return object_clock(object_ids_.size() + 1); }
+  std::uint32_t* barrier_clock() { return object_clock(object_ids_.size() + 2); }
+
+  void join(std::uint32_t* into, const std::uint32_t* from) const {
+    for (std::uint32_t i = 0; i < width_; ++i) into[i] = std::max(into[i], from[i]);
+  }
+  void copy(std::uint32_t* into, const std::uint32_t* from) const {
+    std::copy(from, from + width_, into);
+  }
+  // Adds an object to the sorted object_ids_ unless it is there (a run touches few objects, many
+  // times each).
+  void add_object(std::uint64_t object) {
+    const auto it = std::lower_bound(object_ids_.begin(), object_ids_.end(), object);
+    if (it == object_ids_.end() || *it != object) object_ids_.insert(it, object);
+  }
+  // The index of a (non-zero) object among object_ids_.
+  std::size_t object_index(std::uint64_t object) const {
+    return static_cast<std::size_t>(
+        std::lower_bound(object_ids_.begin(), object_ids_.end(), object) - object_ids_.begin());
   }
 
   // p must also run at decision `decision` (1-based; 0: none).
@@ -98,22 +142,26 @@ class Analysis {
     out_.push_back(Backtrack{d, Backtrack::kEveryCandidate});
   }
 
-  bool happens_before_thread(std::size_t j, const Clock& clock) const {
-    return entry(clock, steps_[j].thread) >= steps_[j].epoch;
+  bool happens_before_thread(std::size_t j, const std::uint32_t* clock) const {
+    return clock[steps_[j].thread] >= steps_[j].epoch;
   }
 
   void step(const RunDependencies::Event& e) {
     const std::uint32_t p = e.thread;
-    std::uint32_t& epoch = steps_of(p);
-    Clock& mine = clock_of(p);
-    join(mine, barrier_);
+    std::uint32_t& epoch = epochs_[p];
+    std::uint32_t* const mine = thread_clock(p);
+    join(mine, barrier_clock());
     // The objects the step touches: its point's, and its thread's exit if it is the last.
-    std::uint64_t objects[2] = {e.object, RunDependencies::exit_object(p)};
-    const std::size_t count = e.object != 0 && e.exits ? 2 : 1;
+    std::size_t objects[2] = {0, 0};
+    std::size_t count = 0;
+    if (e.object != 0) {
+      objects[count++] = object_index(e.object);
+      if (e.exits) objects[count++] = object_index(RunDependencies::exit_object(p));
+    }
     // The last dependent step of another thread that does not happen before p's state.
     std::size_t race = kNone;
     if (e.object == 0) {
-      for (std::uint32_t q = 0; q < last_step_.size(); ++q) {
+      for (std::uint32_t q = 0; q < width_; ++q) {
         const std::size_t j = last_step_[q];
         if (q == p || j == kNone || happens_before_thread(j, mine)) continue;
         if (race == kNone || j > race) race = j;
@@ -121,8 +169,8 @@ class Analysis {
     } else {
       for (std::size_t k = 0; k < count; ++k) {
         std::size_t j = last_global_;
-        const auto it = objects_.find(objects[k]);
-        if (it != objects_.end() && (j == kNone || it->second.last > j)) j = it->second.last;
+        const std::size_t last = object_last_[objects[k]];
+        if (last != kNone && (j == kNone || last > j)) j = last;
         if (j == kNone || steps_[j].thread == p || happens_before_thread(j, mine)) continue;
         if (race == kNone || j > race) race = j;
       }
@@ -136,53 +184,41 @@ class Analysis {
 
     // The step's clock: p's, joined with every step it depends on.
     if (e.object == 0) {
-      join(mine, all_);
+      join(mine, all_clock());
     } else {
-      for (std::size_t k = 0; k < count; ++k) {
-        const auto it = objects_.find(objects[k]);
-        if (it != objects_.end()) join(mine, it->second.clock);
-      }
-      join(mine, global_clock_);
+      for (std::size_t k = 0; k < count; ++k) join(mine, object_clock(objects[k]));
+      join(mine, global_clock());
     }
     ++epoch;
-    set_entry(mine, p, epoch);
+    mine[p] = epoch;
     const std::size_t index = steps_.size();
     if (e.object == 0) {
-      global_clock_ = mine;
+      copy(global_clock(), mine);
       last_global_ = index;
     } else {
       for (std::size_t k = 0; k < count; ++k) {
-        ObjectRecord& o = objects_[objects[k]];
-        o.clock = mine;
-        o.last = index;
+        copy(object_clock(objects[k]), mine);
+        object_last_[objects[k]] = index;
       }
     }
-    join(all_, mine);
+    join(all_clock(), mine);
     last_step_[p] = index;
     steps_.push_back(StepRecord{p, epoch, e.decision, last_switch_});
     if (p != previous_thread_ && e.decision != 0) last_switch_ = e.decision;
     previous_thread_ = p;
   }
 
-  static constexpr std::size_t kNone = ~std::size_t{0};
-
-  struct ObjectRecord {
-    Clock clock;  // Of its last step: every step on it so far happens before.
-    std::size_t last = kNone;
-  };
-
   const std::vector<Decision>& decisions_;
   const RunDependencies& log_;
-  std::vector<std::uint32_t> choice_of_;  // Decision index -> index in log_.choices.
-  std::vector<Clock> clocks_;             // By thread id.
-  std::vector<std::uint32_t> epochs_;     // Steps so far, by thread id.
-  std::vector<std::size_t> last_step_;    // By thread id.
-  std::unordered_map<std::uint64_t, ObjectRecord> objects_;
-  Clock global_clock_;  // Of the last step on object 0.
-  std::size_t last_global_ = kNone;
-  Clock all_;      // Every step so far.
-  Clock barrier_;  // Every step before the last barrier.
-  std::vector<StepRecord> steps_;
+  std::vector<std::uint32_t>& choice_of_;   // Decision index -> index in log_.choices.
+  std::uint32_t width_ = 0;                 // Entries of a clock: the run's thread ids.
+  std::vector<std::uint64_t>& object_ids_;  // Sorted.
+  std::vector<std::uint32_t>& clocks_;      // See the constructor.
+  std::vector<std::uint32_t>& epochs_;      // Steps so far, by thread id.
+  std::vector<std::size_t>& last_step_;     // By thread id.
+  std::vector<std::size_t>& object_last_;   // The last step on each object, by object index.
+  std::size_t last_global_ = kNone;         // The last step on object 0.
+  std::vector<StepRecord>& steps_;
   std::uint32_t last_switch_ = 0;
   std::uint32_t previous_thread_ = 0;
   std::vector<Backtrack> out_;
@@ -192,7 +228,8 @@ class Analysis {
 
 std::vector<Backtrack> find_backtracks(const std::vector<Decision>& decisions,
                                        const RunDependencies& log) {
-  return Analysis(decisions, log).run();
+  thread_local Workspace workspace;
+  return Analysis(decisions, log, workspace).run();
 }
 
 }  // namespace bubble::engine
