@@ -6,7 +6,8 @@
 // std::condition_variable, std::atomic and plain variables, and no call that exists to help a
 // tester (no yield in a window). A bug shows as a failed check (std::logic_error), a deadlock or a
 // data race, depending on the kind; each needs a particular interleaving or shows only to race
-// detection. Compiled with bubble::instrument, run in intercepting bubbles.
+// detection. Compiled with bubble::instrument, run in intercepting bubbles. The corrected
+// programs are in bug_patterns_fixed.hpp.
 
 #include <atomic>
 #include <condition_variable>
