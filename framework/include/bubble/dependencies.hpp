@@ -17,7 +17,8 @@ namespace bubble {
 // its first point, touches only what it alone can see yet. Two steps are dependent when they are
 // of the same thread, or on the same object, or either is on object 0 (an operation bubble does
 // not know the object of: a yield, a sleep, a select over several channels), which is dependent
-// with everything. A thread's last step also touches the thread's exit, as the joins of it do.
+// with everything, except that two steps that only read an object (atomic loads) are independent.
+// A thread's last step also touches the thread's exit, as the joins of it do.
 //
 // Code that shares memory without any operation bubble sees (plain variables read and written by
 // several threads without a lock: a data race) is invisible here; partial-order reduction does
@@ -47,6 +48,9 @@ struct RunDependencies {
     // step: the thread's last, which ends with its exit: it also touches the thread's exit
     // (exit_object(thread)), as does every join of the thread.
     bool exits = false;
+    // step: it only reads its object (an atomic load). Steps that only read the same object are
+    // independent of one another.
+    bool reads = false;
   };
   // The object a thread's exit and the joins of it touch.
   static constexpr std::uint64_t exit_object(std::uint32_t thread) noexcept {

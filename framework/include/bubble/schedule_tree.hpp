@@ -69,7 +69,9 @@ struct TreeShard {
 // failure plain enumeration finds within the bound, the reduced search finds too, in fewer runs.
 // Decisions among due timers or ready select cases keep every candidate. In a sharded search the
 // first kShardDepth decisions keep every candidate as well, so that the shards stay disjoint
-// without knowing one another's races.
+// without knowing one another's races. A failing run's dependencies end at its failure: a
+// reduced search is complete up to its first failure, where every caller of this library stops
+// (going on past a failure may leave schedules after it unsearched).
 enum class Reduction : std::uint8_t {
   none,
   dpor,
@@ -144,20 +146,24 @@ class ScheduleTree {
 
   // record() of a reduced search: adds the run's backtracking points, then takes the deepest
   // decision with a candidate still to try.
-  void record_reduced(const std::vector<Decision>& decisions, const RunDependencies& dependencies,
-                      const std::vector<std::uint32_t>& preemptions_before);
+  void record_reduced(const std::vector<Decision>& decisions, const RunDependencies& dependencies);
   // The candidate to try next at decision i of `decisions` within the bound and the shard
-  // (`state`: the decision's candidates' states), or none.
+  // (`state`: the decision's candidates' states, or null to try those after the pick), or none.
   std::optional<std::uint32_t> next_pick(const std::vector<Decision>& decisions, std::size_t i,
                                          std::uint32_t preemptions_before,
-                                         const std::vector<std::uint8_t>* state) const;
+                                         const std::uint8_t* state) const;
 
   std::uint32_t max_preemptions_;
   TreeShard shard_;
   Reduction reduction_;
   // A reduced search's state of each decision of path_: for each candidate, 0 (not to be tried),
-  // 1 (to be tried) or 2 (tried).
-  std::vector<std::vector<std::uint8_t>> states_;
+  // 1 (to be tried) or 2 (tried); decision i's at states_[state_begin_[i] + candidate].
+  std::vector<std::uint8_t> states_;
+  std::vector<std::size_t> state_begin_;
+  // record()'s scratch, kept from run to run: the preemptions before each decision, and which
+  // decisions are among threads.
+  std::vector<std::uint32_t> preemptions_before_;
+  std::vector<std::uint8_t> among_threads_;
   std::uint64_t transit_ = 0;
   // The decisions of the prefix of the next schedule; its last one is the branch to take.
   std::vector<Decision> path_;

@@ -30,6 +30,8 @@ void Bubble::atomic_point(const void* object, detail::AtomicSource source, detai
   const bool looks = op == detail::AtomicOp::load ||
                      op == detail::AtomicOp::compare_exchange_weak ||
                      op == detail::AtomicOp::compare_exchange_strong;
+  // A load's step only reads the atomic (a compare-exchange may write it: it counts as a write).
+  if (deps_ != nullptr && current_ != nullptr) next_point_reads_ = op == detail::AtomicOp::load;
   schedule_point(WaitInfo{.kind = detail::atomic_op_text(source, op, order),
                           .object_id = id,
                           .where = where,

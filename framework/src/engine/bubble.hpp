@@ -495,6 +495,8 @@ class Bubble final : public Runtime {
   // The object log_point gives the next step instead of its point's WaitInfo::object_id (spawn
   // and join name a thread there, for reports), or 0.
   std::uint64_t next_point_object_ = 0;
+  // Whether the step after the next point only reads its object (atomic_point of a load).
+  bool next_point_reads_ = false;
   bool os_threads_ = false;  // Options::thread_model is os_threads.
   // ThreadModel::os_threads: the OS threads of exited bubble threads, not yet joined.
   std::vector<pthread_t> exited_os_threads_;

@@ -12,11 +12,15 @@ namespace bubble::engine {
 void Bubble::log_point(BThread* t, std::uint64_t object) {
   if (failed_) return;  // The teardown's steps are not the program's.
   std::vector<RunDependencies::Event>& events = deps_->events;
-  events.push_back(RunDependencies::Event{RunDependencies::EventKind::step,
-                                          static_cast<std::uint32_t>(t->id), 0, t->chosen_by,
-                                          t->step_object});
+  RunDependencies::Event& step = events.emplace_back();
+  step.thread = static_cast<std::uint32_t>(t->id);
+  step.decision = t->chosen_by;
+  step.object = t->step_object;
+  step.reads = t->step_reads;
   t->step_object = next_point_object_ != 0 ? next_point_object_ : object;
+  t->step_reads = next_point_reads_;
   next_point_object_ = 0;
+  next_point_reads_ = false;
   t->chosen_by = 0;
   // Room for the wake-ups of the next step (at most one per thread), which log_edge records
   // without allocating.
@@ -60,6 +64,7 @@ void Bubble::log_last_step_touches_all() noexcept {
   for (std::size_t i = events.size(); i-- > 0;) {
     if (events[i].kind == RunDependencies::EventKind::step) {
       events[i].object = 0;
+      events[i].reads = false;
       return;
     }
   }

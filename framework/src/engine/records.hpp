@@ -146,6 +146,7 @@ struct BThread : Ctx {
   // to run that step (0: none yet).
   std::uint64_t step_object = 0;
   std::uint32_t chosen_by = 0;
+  bool step_reads = false;  // That step only reads its object (an atomic load).
 };
 
 // A timer's slot: what it does when it fires. TimerEntry::slot() indexes Bubble::slots_.

@@ -92,13 +92,14 @@ void ScheduleTree::record(const std::vector<Decision>& decisions,
     ++transit_;
   }
   // Preemptions taken before each decision of this run.
-  std::vector<std::uint32_t> before(decisions.size() + 1, 0);
+  std::vector<std::uint32_t>& before = preemptions_before_;
+  before.assign(decisions.size() + 1, 0);
   for (std::size_t i = 0; i < decisions.size(); ++i) {
     const Decision& d = decisions[i];
     before[i + 1] = before[i] + ((d.preemptive && d.picked != 0) ? 1 : 0);
   }
   if (reduction_ == Reduction::dpor) {
-    record_reduced(decisions, *dependencies, before);
+    record_reduced(decisions, *dependencies);
     return;
   }
   // The deepest decision with a candidate after the one taken that stays within the bound.
@@ -116,7 +117,7 @@ void ScheduleTree::record(const std::vector<Decision>& decisions,
 std::optional<std::uint32_t> ScheduleTree::next_pick(const std::vector<Decision>& decisions,
                                                      std::size_t i,
                                                      std::uint32_t preemptions_before,
-                                                     const std::vector<std::uint8_t>* state) const {
+                                                     const std::uint8_t* state) const {
   const Decision& d = decisions[i];
   // A branch at depth kShardDepth - 1 or deeper fixes the first kShardDepth picks of its whole
   // subtree, and so its shard: another shard's is skipped.
@@ -128,7 +129,7 @@ std::optional<std::uint32_t> ScheduleTree::next_pick(const std::vector<Decision>
   }
   // Without states, the candidates after the one taken, in order.
   for (std::uint32_t pick = state != nullptr ? 0 : d.picked + 1; pick < d.candidates; ++pick) {
-    if (state != nullptr && (*state)[pick] != 1) continue;
+    if (state != nullptr && state[pick] != 1) continue;
     // Every candidate but the first preempts at a preemptive decision.
     if (preemptions_before + ((d.preemptive && pick != 0) ? 1 : 0) > max_preemptions_) continue;
     if (keyed && i < kShardDepth) {
@@ -141,40 +142,43 @@ std::optional<std::uint32_t> ScheduleTree::next_pick(const std::vector<Decision>
 }
 
 void ScheduleTree::record_reduced(const std::vector<Decision>& decisions,
-                                  const RunDependencies& dependencies,
-                                  const std::vector<std::uint32_t>& preemptions_before) {
-  std::vector<bool> among_threads(decisions.size(), false);
+                                  const RunDependencies& dependencies) {
+  among_threads_.assign(decisions.size(), 0);
   for (const RunDependencies::ThreadChoice& c : dependencies.choices) {
-    if (c.decision < decisions.size()) among_threads[c.decision] = true;
+    if (c.decision < decisions.size()) among_threads_[c.decision] = 1;
   }
   // The run's new decisions: only the candidate taken is tried, unless it is a decision whose
   // candidates are all tried (among timers or select cases, or above a shard's depth).
-  for (std::size_t i = states_.size(); i < decisions.size(); ++i) {
-    const bool reduced = among_threads[i] && (shard_.total == 1 || i >= kShardDepth);
-    std::vector<std::uint8_t> state(decisions[i].candidates, reduced ? 0 : 1);
-    state[decisions[i].picked] = 2;
-    states_.push_back(std::move(state));
+  for (std::size_t i = state_begin_.size(); i < decisions.size(); ++i) {
+    const bool reduced = among_threads_[i] != 0 && (shard_.total == 1 || i >= kShardDepth);
+    state_begin_.push_back(states_.size());
+    states_.resize(states_.size() + decisions[i].candidates, reduced ? 0 : 1);
+    states_[state_begin_[i] + decisions[i].picked] = 2;
   }
   for (const engine::Backtrack& b : engine::find_backtracks(decisions, dependencies)) {
-    std::vector<std::uint8_t>& state = states_[b.decision];
+    std::uint8_t* const state = &states_[state_begin_[b.decision]];
     if (b.candidate == engine::Backtrack::kEveryCandidate) {
-      for (std::uint8_t& s : state) s = s == 0 ? 1 : s;
+      for (std::uint32_t c = 0; c < decisions[b.decision].candidates; ++c) {
+        if (state[c] == 0) state[c] = 1;
+      }
     } else if (state[b.candidate] == 0) {
       state[b.candidate] = 1;
     }
   }
   for (std::size_t i = decisions.size(); i-- > 0;) {
     if (const std::optional<std::uint32_t> pick =
-            next_pick(decisions, i, preemptions_before[i], &states_[i])) {
+            next_pick(decisions, i, preemptions_before_[i], &states_[state_begin_[i]])) {
       path_.assign(decisions.begin(), decisions.begin() + static_cast<std::ptrdiff_t>(i) + 1);
       path_.back().picked = *pick;
-      states_.resize(i + 1);
-      states_[i][*pick] = 2;
+      states_.resize(state_begin_[i] + decisions[i].candidates);
+      state_begin_.resize(i + 1);
+      states_[state_begin_[i] + *pick] = 2;
       return;
     }
   }
   path_.clear();
   states_.clear();
+  state_begin_.clear();
   done_ = true;
 }
 
@@ -237,7 +241,9 @@ std::string ScheduleTree::checkpoint() const {
     if (path_[i].preemptive) out += 'p';
     if (reduced) {
       out += '/';
-      for (const std::uint8_t state : states_[i]) out += static_cast<char>('0' + state);
+      for (std::uint32_t c = 0; c < path_[i].candidates; ++c) {
+        out += static_cast<char>('0' + states_[state_begin_[i] + c]);
+      }
     }
   }
   return out;
@@ -311,8 +317,8 @@ ScheduleTree ScheduleTree::resume(std::string_view checkpoint) {
         bad_checkpoint(checkpoint,
                        "bad candidates' states (one digit 0-2 per candidate, 2 for the pick)");
       }
-      std::vector<std::uint8_t>& state = tree.states_.emplace_back();
-      for (const char c : states) state.push_back(static_cast<std::uint8_t>(c - '0'));
+      tree.state_begin_.push_back(tree.states_.size());
+      for (const char c : states) tree.states_.push_back(static_cast<std::uint8_t>(c - '0'));
     }
   }
   if (preemptions > bound) bad_checkpoint(checkpoint, "its path preempts more than its bound");

@@ -28,6 +28,7 @@ struct Workspace {
   std::vector<std::uint32_t> epochs;
   std::vector<std::size_t> last_step;
   std::vector<std::size_t> object_last;
+  std::vector<std::size_t> object_reads;
   std::vector<StepRecord> steps;
 };
 
@@ -42,6 +43,7 @@ class Analysis {
         epochs_(w.epochs),
         last_step_(w.last_step),
         object_last_(w.object_last),
+        object_reads_(w.object_reads),
         steps_(w.steps) {
     choice_of_.assign(decisions.size(), kNoChoice);
     for (std::size_t i = 0; i < log.choices.size(); ++i) {
@@ -61,12 +63,14 @@ class Analysis {
       if (e.exits) add_object(RunDependencies::exit_object(e.thread));
     }
     width_ = threads;
-    // Per thread: its clock; per object: the clock of its last step; then the clock of the last
-    // step on object 0, of every step so far, of every step before the last barrier.
-    clocks_.assign((threads + object_ids_.size() + 3) * width_, 0);
+    // Per thread: its clock; per object: the clock of its last writing step, and the join of
+    // the reading steps since; then the clock of the last step on object 0, of every step so far,
+    // of every step before the last barrier.
+    clocks_.assign((threads + 2 * object_ids_.size() + 3) * width_, 0);
     epochs_.assign(threads, 0);
     last_step_.assign(threads, kNone);
     object_last_.assign(object_ids_.size(), kNone);
+    object_reads_.assign(object_ids_.size() * width_, kNone);
     steps_.clear();
     steps_.reserve(steps);
   }
@@ -104,9 +108,14 @@ class Analysis {
     return &clocks_[std::size_t{thread} * width_];
   }
   std::uint32_t* object_clock(std::size_t object) { return &clocks_[(width_ + object) * width_]; }
-  std::uint32_t* global_clock() { return object_clock(object_ids_.size()); }
-  std::uint32_t* all_clock() { return object_clock(object_ids_.size() + 1); }
-  std::uint32_t* barrier_clock() { return object_clock(object_ids_.size() + 2); }
+  std::uint32_t* read_clock(std::size_t object) {
+    return object_clock(object_ids_.size() + object);
+  }
+  std::uint32_t* global_clock() { return object_clock(2 * object_ids_.size()); }
+  std::uint32_t* all_clock() { return object_clock(2 * object_ids_.size() + 1); }
+  std::uint32_t* barrier_clock() { return object_clock(2 * object_ids_.size() + 2); }
+  // Each thread's last step that only read `object` since its last writing step (kNone: none).
+  std::size_t* reads_of(std::size_t object) { return &object_reads_[object * width_]; }
 
   void join(std::uint32_t* into, const std::uint32_t* from) const {
     for (std::uint32_t i = 0; i < width_; ++i) into[i] = std::max(into[i], from[i]);
@@ -151,7 +160,8 @@ class Analysis {
     std::uint32_t& epoch = epochs_[p];
     std::uint32_t* const mine = thread_clock(p);
     join(mine, barrier_clock());
-    // The objects the step touches: its point's, and its thread's exit if it is the last.
+    // The objects the step touches: its point's, and its thread's exit if it is the last. Only
+    // the point's object may be merely read.
     std::size_t objects[2] = {0, 0};
     std::size_t count = 0;
     if (e.object != 0) {
@@ -160,19 +170,24 @@ class Analysis {
     }
     // The last dependent step of another thread that does not happen before p's state.
     std::size_t race = kNone;
+    const auto consider = [&](std::size_t j) {
+      if (j == kNone || steps_[j].thread == p || happens_before_thread(j, mine)) return;
+      if (race == kNone || j > race) race = j;
+    };
+    const auto reads_only = [&](std::size_t k) { return k == 0 && e.reads; };
     if (e.object == 0) {
       for (std::uint32_t q = 0; q < width_; ++q) {
-        const std::size_t j = last_step_[q];
-        if (q == p || j == kNone || happens_before_thread(j, mine)) continue;
-        if (race == kNone || j > race) race = j;
+        if (q != p) consider(last_step_[q]);
       }
     } else {
+      consider(last_global_);
       for (std::size_t k = 0; k < count; ++k) {
-        std::size_t j = last_global_;
-        const std::size_t last = object_last_[objects[k]];
-        if (last != kNone && (j == kNone || last > j)) j = last;
-        if (j == kNone || steps_[j].thread == p || happens_before_thread(j, mine)) continue;
-        if (race == kNone || j > race) race = j;
+        consider(object_last_[objects[k]]);
+        // A write also depends on the reads since the last write, which are not ordered among
+        // themselves: each thread's last one.
+        if (reads_only(k)) continue;
+        const std::size_t* const reads = reads_of(objects[k]);
+        for (std::uint32_t q = 0; q < width_; ++q) consider(reads[q]);
       }
     }
     if (race != kNone) {
@@ -186,7 +201,10 @@ class Analysis {
     if (e.object == 0) {
       join(mine, all_clock());
     } else {
-      for (std::size_t k = 0; k < count; ++k) join(mine, object_clock(objects[k]));
+      for (std::size_t k = 0; k < count; ++k) {
+        join(mine, object_clock(objects[k]));
+        if (!reads_only(k)) join(mine, read_clock(objects[k]));
+      }
       join(mine, global_clock());
     }
     ++epoch;
@@ -197,8 +215,16 @@ class Analysis {
       last_global_ = index;
     } else {
       for (std::size_t k = 0; k < count; ++k) {
-        copy(object_clock(objects[k]), mine);
-        object_last_[objects[k]] = index;
+        const std::size_t o = objects[k];
+        if (reads_only(k)) {
+          join(read_clock(o), mine);
+          reads_of(o)[p] = index;
+        } else {
+          copy(object_clock(o), mine);  // It joined every earlier step on the object.
+          object_last_[o] = index;
+          std::fill(read_clock(o), read_clock(o) + width_, 0);
+          std::fill(reads_of(o), reads_of(o) + width_, kNone);
+        }
       }
     }
     join(all_clock(), mine);
@@ -216,7 +242,8 @@ class Analysis {
   std::vector<std::uint32_t>& clocks_;      // See the constructor.
   std::vector<std::uint32_t>& epochs_;      // Steps so far, by thread id.
   std::vector<std::size_t>& last_step_;     // By thread id.
-  std::vector<std::size_t>& object_last_;   // The last step on each object, by object index.
+  std::vector<std::size_t>& object_last_;   // The last writing step on each object, by index.
+  std::vector<std::size_t>& object_reads_;  // reads_of() of every object.
   std::size_t last_global_ = kNone;         // The last step on object 0.
   std::vector<StepRecord>& steps_;
   std::uint32_t last_switch_ = 0;
