@@ -4,6 +4,8 @@
 
 #include <bubble/atomic.hpp>
 #include <bubble/bubble.hpp>
+#include <bubble/channel.hpp>
+#include <bubble/context.hpp>
 #include <bubble/mutex.hpp>
 #include <bubble/random.hpp>
 #include <bubble/schedule_tree.hpp>
@@ -19,6 +21,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "racy_counter.hpp"
@@ -120,7 +123,8 @@ TEST(PartialOrder, TheLostUpdateIsFoundWithTheSamePreemption) {
 
 // A small program drawn from `seed`: `threads` threads of `ops` operations each, on two hooked
 // atomics and two mutexes that guard a plain counter each (held across a load of an atomic, so that
-// threads block on them), and yields and sleeps (which touch
+// threads block on them), a channel of capacity 1 (try_send, try_receive), a context (cancel, and
+// sleeps it may cut short), and yields and sleeps (which touch
 // every object, and move time on). Each thread notes what it reads; the outcome is every thread's
 // notes and the final values.
 std::string random_program(Runtime& rt, std::uint64_t seed, int threads, int ops) {
@@ -130,10 +134,13 @@ std::string random_program(Runtime& rt, std::uint64_t seed, int threads, int ops
   bubble::Mutex m0(rt);
   bubble::Mutex m1(rt);
   bubble::Mutex* mutexes[2] = {&m0, &m1};
+  bubble::Channel<int> channel(1, rt);
+  const std::pair<bubble::Context, bubble::CancelFunc> context =
+      bubble::Context::with_cancel(bubble::Context::background());
   std::vector<std::string> notes(static_cast<std::size_t>(threads));
   std::vector<std::vector<std::uint64_t>> plans(static_cast<std::size_t>(threads));
   for (auto& plan : plans) {
-    for (int k = 0; k < ops; ++k) plan.push_back(draw() % 10);
+    for (int k = 0; k < ops; ++k) plan.push_back(draw() % 14);
   }
   std::vector<std::unique_ptr<bubble::ThreadHandle>> handles;
   for (int t = 0; t < threads; ++t) {
@@ -159,6 +166,21 @@ std::string random_program(Runtime& rt, std::uint64_t seed, int threads, int ops
             mutexes[which]->unlock();
             break;
           }
+          case 5:
+            if (which == 0) {
+              note += "s" + std::to_string(channel.try_send(t + 1) ? 0 : 1);
+            } else {
+              const bubble::Result<int> got = channel.try_receive();
+              note += "r" + (got ? std::to_string(*got) : std::string("-"));
+            }
+            break;
+          case 6:
+            if (which == 0) {
+              context.second();
+            } else {
+              note += rt.sleep_for(std::chrono::milliseconds(1), context.first) ? "zc" : "zt";
+            }
+            break;
           default:
             if (which == 0) {
               rt.yield();
