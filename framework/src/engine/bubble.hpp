@@ -310,14 +310,6 @@ class Bubble final : public Runtime {
   // timeout or a deadline already passed; they fire at the end of that step, which then touched
   // whatever their callbacks touch).
   void log_last_step_touches_all() noexcept;
-  // A thread's own object: the one of its first and last steps, which no other thread touches.
-  static std::uint64_t own_object(const BThread* t) noexcept {
-    return (std::uint64_t{1} << 63) | t->id;
-  }
-  // A thread's exit, on which its joiners' steps after the join depend.
-  static std::uint64_t exit_object(const BThread* t) noexcept {
-    return RunDependencies::exit_object(static_cast<std::uint32_t>(t->id));
-  }
   bool timer_due() const noexcept { return !heap_.empty() && heap_.top().deadline <= now_; }
   void make_runnable(BThread* t) noexcept;
   static constexpr std::size_t kTouchAheadFrom = 256;

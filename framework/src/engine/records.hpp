@@ -17,6 +17,7 @@
 
 #include <boost/context/fiber.hpp>
 
+#include <bubble/dependencies.hpp>
 #include <bubble/detail/intrusive_list.hpp>
 #include <bubble/detail/wait_queue.hpp>
 #include <bubble/random.hpp>
@@ -148,6 +149,16 @@ struct BThread : Ctx {
   std::uint32_t chosen_by = 0;
   bool step_reads = false;  // That step only reads its object (an atomic load).
 };
+
+// With Options::dependencies: a thread's own object, the one of its first step (and of the step
+// after each of its spawns), which no other thread touches; and its exit, on which its joiners'
+// steps after the join depend.
+inline std::uint64_t own_object(const BThread* t) noexcept {
+  return (std::uint64_t{1} << 63) | t->id;
+}
+inline std::uint64_t exit_object(const BThread* t) noexcept {
+  return RunDependencies::exit_object(static_cast<std::uint32_t>(t->id));
+}
 
 // A timer's slot: what it does when it fires. TimerEntry::slot() indexes Bubble::slots_.
 struct TimerSlot {
