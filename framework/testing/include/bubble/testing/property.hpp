@@ -3,6 +3,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -12,6 +14,7 @@
 #include <bubble/gen/schedule.hpp>
 #include <bubble/runtime.hpp>
 #include <bubble/testing/case.hpp>
+#include <bubble/testing/case_search.hpp>
 
 // Running a bubble inside a RapidCheck property.
 namespace bubble::testing {
@@ -97,25 +100,53 @@ RunResult run_with_generated_schedule(std::function<void(Runtime&)> root, Option
 
 }  // namespace bubble::testing
 
-// BUBBLE_PROP(Suite, Name) { body } defines a RapidCheck property as a GoogleTest test
-// (RC_GTEST_PROP) whose body runs as the root thread of a bubble under a generated schedule
-// (run_with_generated_schedule). The body draws its own inputs with `*rc::gen::...` (that works
-// on any bubble thread), uses bubble::current_runtime(), and states the property with RC_ASSERT
-// or BUBBLE_ASSERT (in any bubble thread). A failure shrinks both the inputs and the schedule;
-// the counterexample shows the schedule as "choices:0,0,1 (1 preemption)"; with BUBBLE_ASSERT
-// the message ends with the case schedule line (see run_property); RapidCheck's reproduce string
-// reproduces the case.
+namespace bubble::testing::detail {
+
+// The case of a BUBBLE_PROP whose body takes `Args` (see BUBBLE_PROP).
+template <class... Args>
+void run_prop_case(void (*body)(Args...)) {
+  if constexpr (sizeof...(Args) == 0) {
+    if (skip_unsearchable_property()) return;
+    (void)run_with_generated_schedule([body](Runtime&) { body(); });
+  } else {
+    static_assert(((!std::is_lvalue_reference_v<Args> ||
+                    std::is_const_v<std::remove_reference_t<Args>>)&&...),
+                  "BUBBLE_PROP: a parameter may be a value or a const reference: each run of the "
+                  "case gets its own copy of the generated inputs");
+    const auto inputs = *rc::gen::arbitrary<std::tuple<std::decay_t<Args>...>>();
+    run_case([body, &inputs](Runtime&) { std::apply(body, std::tuple(inputs)); });
+  }
+}
+
+}  // namespace bubble::testing::detail
+
+// BUBBLE_PROP(Suite, Name) { body } and BUBBLE_PROP(Suite, Name, (parameters)) { body } define a
+// RapidCheck property as a GoogleTest test (RC_GTEST_PROP) whose body runs as the root thread of a
+// bubble. The body uses bubble::current_runtime() and states the property with RC_ASSERT or
+// BUBBLE_ASSERT (in any bubble thread). A failure shrinks the inputs (and the schedule, when it
+// was generated); with BUBBLE_ASSERT the message ends with the case schedule line (see
+// run_property); RapidCheck's reproduce string reproduces the case.
+//
+// With parameters, as RC_GTEST_PROP's, RapidCheck generates the inputs (rc::Arbitrary of each
+// parameter's type) before the bubble runs, and the body runs through run_case: under a generated
+// schedule that is part of the case ("choices:0,0,1 (1 preemption)" in the counterexample), or,
+// with BUBBLE_EXHAUSTIVE=k, under every schedule within k preemptions, each run with its own copy
+// of the inputs (a parameter is a value or a const reference). Without parameters the body draws
+// its own inputs with `*rc::gen::...` inside the bubble (that works on any bubble thread) under a
+// generated schedule; such a property cannot be searched, and BUBBLE_EXHAUSTIVE skips it with a
+// message that says so.
 //
 //   // Property: concurrent increments under a Mutex are never lost.
-//   BUBBLE_PROP(Counter, NoLostUpdates) {
-//     const int threads = *rc::gen::inRange(2, 6);
+//   BUBBLE_PROP(Counter, NoLostUpdates, (std::uint8_t threads)) {
 //     ...
 //     RC_ASSERT(counter == threads);
 //   }
-#define BUBBLE_PROP(suite, name)                                           \
-  static void suite##_##name##_bubble_prop_body_();                        \
-  RC_GTEST_PROP(suite, name, ()) {                                         \
-    (void)::bubble::testing::run_with_generated_schedule(                  \
-        [](::bubble::Runtime&) { suite##_##name##_bubble_prop_body_(); }); \
-  }                                                                        \
-  static void suite##_##name##_bubble_prop_body_()
+#define BUBBLE_PROP(suite, name, ...) \
+  BUBBLE_PROP_IMPL_(suite, name, BUBBLE_PROP_FIRST_(__VA_ARGS__ __VA_OPT__(, )()))
+#define BUBBLE_PROP_FIRST_(first, ...) first
+#define BUBBLE_PROP_IMPL_(suite, name, parameters)                                 \
+  static void suite##_##name##_bubble_prop_body_ parameters;                       \
+  RC_GTEST_PROP(suite, name, ()) {                                                 \
+    ::bubble::testing::detail::run_prop_case(&suite##_##name##_bubble_prop_body_); \
+  }                                                                                \
+  static void suite##_##name##_bubble_prop_body_ parameters

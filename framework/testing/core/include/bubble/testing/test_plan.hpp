@@ -43,7 +43,8 @@
 //                                it into disjoint parts (ScheduleTree's shards) whose
 //                                certificates, "bubble: complete: shard 1/4: ...", merge into
 //                                the whole one (`bubble certificate merge`). The body must be
-//                                deterministic given the picks (see ScheduleTree).
+//                                deterministic given the picks (see ScheduleTree). Properties
+//                                read it through bubble::testing::run_case (case_search.hpp).
 //   BUBBLE_REDUCTION=<dpor|none> With BUBBLE_EXHAUSTIVE: dpor (the default) prunes the schedules
 //                                that only reorder steps on different objects (partial-order
 //                                reduction, see bubble::Reduction); it assumes that threads share

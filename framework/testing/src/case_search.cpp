@@ -1,0 +1,191 @@
+#include <bubble/testing/case.hpp>
+#include <bubble/testing/case_search.hpp>
+#include <bubble/testing/property.hpp>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "googletest_host.hpp"
+
+namespace bubble::testing {
+namespace {
+
+std::string bound_text(std::uint32_t bound) {
+  return "every schedule with at most " + std::to_string(bound) +
+         (bound == 1 ? " preemption" : " preemptions");
+}
+
+// The environment as properties read it: BUBBLE_STRATEGY, BUBBLE_SCHEDULES and BUBBLE_SEED choose
+// the runs of a BUBBLE_TEST and do not apply to a property, whose schedule is part of its case.
+TestPlan property_plan() {
+  const EnvLookup env = process_environment();
+  return TestPlan::from_environment([&env](std::string_view name) -> std::optional<std::string> {
+    if (name == "BUBBLE_STRATEGY" || name == "BUBBLE_SCHEDULES" || name == "BUBBLE_SEED") {
+      return std::nullopt;
+    }
+    return env(name);
+  });
+}
+
+// True when RC_PARAMS fixes RapidCheck's seed, so that every process generates the same cases.
+bool rapidcheck_seed_is_fixed() {
+  const char* params = std::getenv("RC_PARAMS");
+  if (params == nullptr) return false;
+  const std::string_view text(params);
+  for (std::size_t at = text.find("seed="); at != std::string_view::npos;
+       at = text.find("seed=", at + 1)) {
+    if (at == 0 || text[at - 1] == ' ') return true;
+  }
+  return false;
+}
+
+// The searches of the cases of each GoogleTest test that is running or ran, added up, and the
+// listener that prints their certificate when the test ends without a failure.
+struct Tally {
+  std::string test;
+  std::uint64_t cases = 0;
+  std::uint64_t schedules = 0;
+  std::uint32_t bound = 0;
+  TreeShard shard;
+};
+
+std::mutex tally_mutex;
+std::map<const ::testing::TestInfo*, Tally> tallies;
+
+class CertificatePrinter final : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    std::optional<Tally> tally;
+    {
+      const std::lock_guard<std::mutex> lock(tally_mutex);
+      const auto it = tallies.find(&info);
+      if (it == tallies.end()) return;
+      tally = it->second;
+      tallies.erase(it);
+    }
+    const ::testing::TestResult* result = info.result();
+    if (result == nullptr || result->Failed() || result->Skipped()) return;
+    std::cout << "bubble: " << tally->test << ": " << tally->cases
+              << (tally->cases == 1 ? " generated case" : " generated cases") << ", each under "
+              << bound_text(tally->bound) << "\n"
+              << certificate_line(tally->shard, tally->schedules, tally->bound, 0) << "\n"
+              << std::flush;
+  }
+};
+
+void add_to_tally(std::uint64_t schedules, std::uint32_t bound, TreeShard shard) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info == nullptr) return;
+  static const bool installed = [] {
+    // The listeners take ownership.
+    ::testing::UnitTest::GetInstance()->listeners().Append(new CertificatePrinter);
+    return true;
+  }();
+  (void)installed;
+  const std::lock_guard<std::mutex> lock(tally_mutex);
+  Tally& tally = tallies[info];
+  tally.test = std::string(info->test_suite_name()) + "." + info->name();
+  ++tally.cases;
+  tally.schedules += schedules;
+  tally.bound = bound;
+  tally.shard = shard;
+}
+
+// Skips the running GoogleTest test with `message`, reported at the test's file and line.
+void skip_test(const std::string& message) {
+  detail::GoogleTestHost host;
+  host.report_skip(host.test_file(), host.test_line(), message);
+}
+
+}  // namespace
+
+CaseSearch search_case(const std::function<void(Runtime&)>& root, std::uint32_t bound,
+                       TreeShard shard, Reduction reduction, const Options& options) {
+  ScheduleTree tree(bound, shard, reduction);
+  std::vector<Decision> decisions;
+  RunDependencies dependencies;
+  Options run_options = options;
+  run_options.replay.reset();
+  run_options.decisions = &decisions;
+  run_options.dependencies = reduction == Reduction::dpor ? &dependencies : nullptr;
+  while (const std::optional<Strategy> strategy = tree.next()) {
+    decisions.clear();
+    dependencies.clear();
+    run_options.strategy = *strategy;
+    const std::uint64_t index = tree.schedules() + 1;
+    const std::string which = "bubble: schedule " + std::to_string(index) +
+                              " of the exhaustive search of " + bound_text(bound) + " failed";
+    try {
+      (void)run_property(run_options, root);
+    } catch (const CaseFailure& failure) {
+      if (!tree.owns(decisions)) {
+        // Another shard's schedule, run only to learn the tree's shape: its failure is that
+        // shard's to report.
+        tree.record(decisions, &dependencies);
+        continue;
+      }
+      throw CaseFailure(which + ":\n" + failure.what());
+    } catch (...) {
+      if (!tree.owns(decisions)) {
+        tree.record(decisions, &dependencies);
+        continue;
+      }
+      RC_LOG() << which << "\n" << kCaseScheduleLabel << strategy->to_string() << "\n";
+      throw;
+    }
+    tree.record(decisions, &dependencies);
+  }
+  return {tree.schedules(), tree.certificate(0)};
+}
+
+void run_case(const std::function<void(Runtime&)>& root, const Options& options,
+              gen::ScheduleShape shape) {
+  const TestPlan plan = property_plan();
+  if (!plan.exhaustive_bound()) {
+    (void)run_with_generated_schedule(root, options, shape);
+    return;
+  }
+  const TreeShard shard{static_cast<std::uint32_t>(plan.shard().index),
+                        static_cast<std::uint32_t>(plan.shard().total)};
+  if (shard.total > 1 && !rapidcheck_seed_is_fixed()) {
+    throw std::invalid_argument(
+        "bubble::testing: BUBBLE_SCHEDULE_TOTAL_SHARDS=" + std::to_string(shard.total) +
+        " splits the search of each case of a property, so every shard must generate the same "
+        "cases: fix RapidCheck's seed, e.g. RC_PARAMS=\"seed=1\", the same on every shard");
+  }
+  const CaseSearch search =
+      search_case(root, *plan.exhaustive_bound(), shard, plan.reduction(), options);
+  add_to_tally(search.schedules, *plan.exhaustive_bound(), shard);
+}
+
+namespace detail {
+
+bool skip_unsearchable_property() {
+  const TestPlan plan = property_plan();
+  if (!plan.exhaustive_bound()) return false;
+  if (!::testing::Test::IsSkipped()) {
+    skip_test(
+        "bubble: BUBBLE_EXHAUSTIVE=" + std::to_string(*plan.exhaustive_bound()) +
+        ": not searched: this BUBBLE_PROP draws its inputs inside the bubble, where each run "
+        "of a search would draw new ones. Declare them as parameters, "
+        "BUBBLE_PROP(Suite, Name, (int n, std::vector<int> v)), or draw them before calling "
+        "bubble::testing::run_case in a RapidCheck property, to search every schedule of each "
+        "case.");
+  }
+  return true;
+}
+
+}  // namespace detail
+
+}  // namespace bubble::testing
