@@ -225,10 +225,25 @@ std::string line_starting(const std::string& out, const std::string& start) {
 }
 
 // A property with parameters is searched case by case: every case under every schedule within
-// the bound, and one certificate for the test when every case passed.
+// the bound, and one certificate for the test when every case passed. The variables that do not
+// apply to properties are named once, not silently ignored.
 TEST(TestingCaseSearch, PropertyWithParametersPrintsACertificateOfItsCases) {
-  const std::string out = run_child("BUBBLE_EXHAUSTIVE=1 RC_PARAMS='seed=5 max_success=12'",
-                                    "IncrementsUnderAMutexAreNeverLost");
+  const std::string out = run_child(
+      "BUBBLE_EXHAUSTIVE=1 BUBBLE_SCHEDULES=5 BUBBLE_CHECKPOINT=/nonexistent/checkpoint "
+      "RC_PARAMS='seed=5 max_success=12'",
+      "IncrementsUnderAMutexAreNeverLost");
+  EXPECT_TRUE(contains(out,
+                       "bubble: properties ignore BUBBLE_SCHEDULES=5: the schedule is part "
+                       "of each case\n"))
+      << out;
+  EXPECT_TRUE(contains(out,
+                       "bubble: properties ignore BUBBLE_CHECKPOINT=/nonexistent/checkpoint: "
+                       "the search of each case starts over\n"))
+      << out;
+  EXPECT_EQ(out.find("bubble: properties ignore BUBBLE_SCHEDULES"),
+            out.rfind("bubble: properties ignore BUBBLE_SCHEDULES"))
+      << "printed once, not once per case:\n"
+      << out;
   EXPECT_TRUE(contains(out, "[  PASSED  ] 1 test.")) << out;
   EXPECT_TRUE(contains(out,
                        "bubble: DISABLED_CaseSearchChild.IncrementsUnderAMutexAreNeverLost: "

@@ -1,5 +1,6 @@
 #include <bubble/testing/case.hpp>
 #include <bubble/testing/case_search.hpp>
+#include <bubble/testing/hosted_test.hpp>
 #include <bubble/testing/property.hpp>
 
 #include <gtest/gtest.h>
@@ -26,16 +27,32 @@ std::string bound_text(std::uint32_t bound) {
          (bound == 1 ? " preemption" : " preemptions");
 }
 
-// The environment as properties read it: BUBBLE_STRATEGY, BUBBLE_SCHEDULES and BUBBLE_SEED choose
-// the runs of a BUBBLE_TEST and do not apply to a property, whose schedule is part of its case.
+// The environment as properties read it, with its notes printed once per process.
+// BUBBLE_STRATEGY, BUBBLE_SCHEDULES and BUBBLE_SEED choose the runs of a BUBBLE_TEST and do not
+// apply to a property, whose schedule is part of its case; BUBBLE_CHECKPOINT keeps one search,
+// and a property runs one per case.
 TestPlan property_plan() {
   const EnvLookup env = process_environment();
-  return TestPlan::from_environment([&env](std::string_view name) -> std::optional<std::string> {
-    if (name == "BUBBLE_STRATEGY" || name == "BUBBLE_SCHEDULES" || name == "BUBBLE_SEED") {
-      return std::nullopt;
-    }
-    return env(name);
-  });
+  std::vector<std::string> notes;
+  const TestPlan plan =
+      TestPlan::from_environment([&](std::string_view name) -> std::optional<std::string> {
+        if (name == "BUBBLE_STRATEGY" || name == "BUBBLE_SCHEDULES" || name == "BUBBLE_SEED") {
+          const std::optional<std::string> value = env(name);
+          if (value && !value->empty()) {
+            notes.push_back("bubble: properties ignore " + std::string(name) + "=" + *value +
+                            ": the schedule is part of each case");
+          }
+          return std::nullopt;
+        }
+        return env(name);
+      });
+  notes.insert(notes.end(), plan.notes().begin(), plan.notes().end());
+  if (plan.exhaustive_bound() && plan.checkpoint_path()) {
+    notes.push_back("bubble: properties ignore BUBBLE_CHECKPOINT=" + *plan.checkpoint_path() +
+                    ": the search of each case starts over");
+  }
+  print_notes(notes);
+  return plan;
 }
 
 // True when RC_PARAMS fixes RapidCheck's seed, so that every process generates the same cases.

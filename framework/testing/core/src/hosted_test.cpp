@@ -7,21 +7,18 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace bubble::testing {
-namespace {
 
-// Prints each distinct note once per process.
-void print_notes(const TestPlan& plan) {
+void print_notes(const std::vector<std::string>& notes) {
   static std::mutex mutex;
   static std::set<std::string> printed;
   const std::lock_guard<std::mutex> lock(mutex);
-  for (const std::string& note : plan.notes()) {
+  for (const std::string& note : notes) {
     if (printed.insert(note).second) std::cout << note << "\n" << std::flush;
   }
 }
-
-}  // namespace
 
 ExploreOutcome run_hosted_test(TestHost& host, const std::function<void(Runtime&)>& body,
                                const Options& run_options, const EnvLookup& env) {
@@ -34,7 +31,7 @@ ExploreOutcome run_hosted_test(TestHost& host, const std::function<void(Runtime&
     host.report_failure(file, line, e.what());
     return {};
   }
-  print_notes(plan);
+  print_notes(plan.notes());
   if (plan.size() == 0) {
     host.report_skip(file, line,
                      "bubble: schedule shard " + std::to_string(plan.shard().index) + "/" +

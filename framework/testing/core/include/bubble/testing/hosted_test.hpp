@@ -1,6 +1,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <bubble/bubble.hpp>
 #include <bubble/runtime.hpp>
@@ -30,5 +32,9 @@ namespace bubble::testing {
 ExploreOutcome run_hosted_test(TestHost& host, const std::function<void(Runtime&)>& body,
                                const Options& run_options = {},
                                const EnvLookup& env = process_environment());
+
+// Prints each of `notes` (TestPlan::notes()) that this process has not printed before, one per
+// line, on standard output. Safe to call from any thread.
+void print_notes(const std::vector<std::string>& notes);
 
 }  // namespace bubble::testing
