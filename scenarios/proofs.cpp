@@ -96,7 +96,7 @@ Proof rate_limiter_proof_of(const std::string& limiter) {
 
 namespace {
 
-// The pool's shutdown workloads: 2 workers and a queue of 2; 1 to 3 jobs of 10 ms by one
+// The pool's shutdown workloads: 2 workers and a queue of 2; 1 to 4 jobs of 10 ms by one
 // submitter, all handed over with submit, try_submit or submit_within (5 ms); shutdown at 0 ms
 // (racing the submits, which go through the pool's lock-free inbox) with a grace that lets every
 // job finish (drain), that ends while jobs run (5 ms: cancel at the deadline) or that has already
@@ -104,7 +104,7 @@ namespace {
 // returned).
 std::vector<PoolCase> shutdown_workloads() {
   std::vector<PoolCase> out;
-  for (int jobs = 1; jobs <= 3; ++jobs) {
+  for (int jobs = 1; jobs <= 4; ++jobs) {
     for (const SubmitKind kind :
          {SubmitKind::submit, SubmitKind::try_submit, SubmitKind::submit_within}) {
       for (const int grace : {1000, 5, 0, -1}) {
@@ -139,7 +139,7 @@ Proof shutdown_proof(const PoolImplementation& impl) {
   // counters agree (pool_case_body lists the conditions).
   proof.name = impl.name + ": shutdown loses no accepted job (every mode, inbox included)";
   proof.configuration =
-      "2 workers, a queue of 2; 1-3 jobs of 10 ms by one submitter, by submit, try_submit or "
+      "2 workers, a queue of 2; 1-4 jobs of 10 ms by one submitter, by submit, try_submit or "
       "submit_within; shutdown at 0 ms that drains, cancels at 5 ms or at once, or the "
       "destructor";
   proof.workloads = workloads->size();

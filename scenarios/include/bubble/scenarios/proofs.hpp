@@ -15,7 +15,7 @@ namespace bubble::scenarios {
 // ends with a documented result, calls after stop() refused). Default bound: 1 preemption.
 Proof rate_limiter_proof();
 // Shutdown never loses an accepted job: on every workload of a pool of 2 workers and a queue of 2,
-// with 1-3 jobs of 10 ms by one submitter, all handed over by submit,
+// with 1-4 jobs of 10 ms by one submitter, all handed over by submit,
 // try_submit or submit_within, and a shutdown at 0 ms (racing the submits through the lock-free
 // inbox) that drains, cancels at a 5 ms deadline or at once, or the destructor without shutdown,
 // every run of `impl` meets the pool suite's conditions (pool_case_body: each accepted job
