@@ -8,7 +8,7 @@
 namespace bubble::scenarios {
 
 // The RateLimiter admits at most n per window: on every workload of one RateLimiter (n = 1 per
-// 10 ms) feeding a pool of one worker and a queue of one, with 1-3 submits and try_submits by one
+// 10 ms) feeding a pool of one worker and a queue of one, with 1-4 submits and try_submits by one
 // submitter or one by each of two, and stop() at the first refill (a single call) or never, every
 // run meets the limiter suite's conditions
 // (check_rate_observations: at most n per window, refunds within the window's budget, every call
