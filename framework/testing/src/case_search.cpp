@@ -34,7 +34,7 @@ std::string bound_text(std::uint32_t bound) {
 TestPlan property_plan() {
   const EnvLookup env = process_environment();
   std::vector<std::string> notes;
-  const TestPlan plan =
+  TestPlan plan =
       TestPlan::from_environment([&](std::string_view name) -> std::optional<std::string> {
         if (name == "BUBBLE_STRATEGY" || name == "BUBBLE_SCHEDULES" || name == "BUBBLE_SEED") {
           const std::optional<std::string> value = env(name);
