@@ -8,8 +8,6 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +20,7 @@
 #include <utility>
 
 #include "../support/block_forever.hpp"
+#include "../support/child_process.hpp"
 #include "../support/failure_text.hpp"
 
 namespace {
@@ -497,19 +496,10 @@ std::string both_messages() {
 
 // Runs this test in a fresh process, in which it prints both_messages() and returns.
 std::string both_messages_of_a_fresh_process() {
-  std::string self(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (n <= 0) return "readlink failed";
-  self.resize(static_cast<std::size_t>(n));
   const ::testing::TestInfo& test = *::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string command = std::string("env ") + kPrintFailuresVariable + "=1 '" + self +
-                              "' --gtest_filter=" + test.test_suite_name() + "." + test.name();
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return "popen failed";
-  std::string out;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
-  ::pclose(pipe);
+  const std::string out = bubble::test_support::output_of(
+      std::string("env ") + kPrintFailuresVariable + "=1 " + bubble::test_support::self_command() +
+      " --gtest_filter=" + test.test_suite_name() + "." + test.name());
   const std::size_t begin = out.find("BEGIN\n");
   const std::size_t end = out.find("\nEND\n");
   if (begin == std::string::npos || end == std::string::npos) return "bad child output: " + out;

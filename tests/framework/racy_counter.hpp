@@ -1,6 +1,8 @@
 #pragma once
 
+#include <bubble/bubble.hpp>
 #include <bubble/runtime.hpp>
+#include <bubble/strategy.hpp>
 
 #include <memory>
 #include <string>
@@ -24,6 +26,15 @@ inline int racy_counter(Runtime& rt) {
   std::unique_ptr<ThreadHandle> b = rt.spawn("b", increment);
   a->join();
   b->join();
+  return x;
+}
+
+// racy_counter's result when it runs as the root thread of a fresh bubble under `strategy`.
+inline int racy_counter_under(const Strategy& strategy) {
+  Options options;
+  options.strategy = strategy;
+  int x = 0;
+  (void)run(options, [&x](Runtime& rt) { x = racy_counter(rt); });
   return x;
 }
 

@@ -3,7 +3,6 @@
 // the DISABLED_ properties below with the environment set.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
-#include <unistd.h>
 #include <bubble/mutex.hpp>
 #include <bubble/schedule_tree.hpp>
 #include <bubble/testing/case_search.hpp>
@@ -11,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/child_process.hpp"
 #include "racy_counter.hpp"
 
 namespace bubble::testing {
@@ -49,14 +48,6 @@ int count_increments(Runtime& rt, int threads, bool locked) {
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-int counter_under(const Strategy& strategy) {
-  Options options;
-  options.strategy = strategy;
-  int x = 0;
-  (void)run(options, [&x](Runtime& rt) { x = racy_counter(rt); });
-  return x;
 }
 
 // --- search_case ---------------------------------------------------------------------------------
@@ -101,7 +92,7 @@ TEST(TestingCaseSearch, CertifiesABoundWithoutTheBugAndFailsTheCaseWithinOneThat
     ASSERT_NE(at, std::string::npos) << message;
     const std::string strategy = message.substr(at + kCaseScheduleLabel.size());
     ASSERT_EQ(strategy.rfind("choices:", 0), 0u) << strategy;
-    EXPECT_EQ(counter_under(Strategy::parse(strategy)), 1) << strategy;
+    EXPECT_EQ(test_programs::racy_counter_under(Strategy::parse(strategy)), 1) << strategy;
   }
 }
 
@@ -196,24 +187,13 @@ BUBBLE_PROP(DISABLED_CaseSearchChild, DrawsItsInputsInsideTheBubble) {
 // Runs this test program in a child process with `env` (as `env` arguments) and the disabled
 // test `name` of DISABLED_CaseSearchChild, and returns its standard output and error.
 std::string run_child(const std::string& env, const std::string& name) {
-  std::string self(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (n <= 0) return "readlink failed";
-  self.resize(static_cast<std::size_t>(n));
-  const std::string command =
+  return test_support::output_of(
       "env -u BUBBLE_STRATEGY -u BUBBLE_SEED -u BUBBLE_SCHEDULES -u BUBBLE_SCHEDULE_SHARD_INDEX "
       "-u BUBBLE_SCHEDULE_TOTAL_SHARDS -u BUBBLE_SCHEDULE_SHARDS_FROM_GTEST -u GTEST_OUTPUT "
       "-u GTEST_SHARD_INDEX -u GTEST_TOTAL_SHARDS -u GTEST_SHARD_STATUS_FILE -u BUBBLE_TRACE "
       "-u BUBBLE_EXHAUSTIVE -u BUBBLE_REDUCTION -u BUBBLE_CHECKPOINT -u RC_PARAMS " +
-      env + " '" + self + "' --gtest_also_run_disabled_tests --gtest_filter=DISABLED_" +
-      "CaseSearchChild." + name + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return "popen failed";
-  std::string out;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
-  ::pclose(pipe);
-  return out;
+      env + " " + test_support::self_command() +
+      " --gtest_also_run_disabled_tests --gtest_filter=DISABLED_CaseSearchChild." + name + " 2>&1");
 }
 
 // The line of `out` that starts with `start` (without its newline), or "" when there is none.

@@ -2,29 +2,18 @@
 // with GoogleTest's shard variables, and the two BUBBLE_TEST suite tests it names (in
 // testing_bubble_test_test.cpp) explore their share of the schedules on every shard.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstddef>
-#include <cstdio>
 #include <string>
+
+#include "../support/child_process.hpp"
 
 namespace {
 
 // Runs this test program in a child process with `env` prefixed to the command line, and returns
 // its standard output.
 std::string run_child(const std::string& env, const std::string& filter) {
-  std::string self(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (n <= 0) return "readlink failed";
-  self.resize(static_cast<std::size_t>(n));
-  const std::string command = env + " '" + self + "' --gtest_filter=" + filter + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return "popen failed";
-  std::string out;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
-  ::pclose(pipe);
-  return out;
+  return bubble::test_support::output_of(env + " " + bubble::test_support::self_command() +
+                                         " --gtest_filter=" + filter + " 2>&1");
 }
 
 // With BUBBLE_SCHEDULE_SHARDS_FROM_GTEST=1, GoogleTest stops sharding tests (both tests run on

@@ -126,14 +126,7 @@ RC_GTEST_PROP(TestingScheduleGen, ArbitrarySchedulesAreGeneratedSchedules, (cons
 // --- Shrinking a real race -------------------------------------------------------------------
 
 using test_programs::racy_counter;  // The lost-update program (racy_counter.hpp).
-
-int counter_under(const Strategy& strategy) {
-  Options options;
-  options.strategy = strategy;
-  int x = 0;
-  (void)run(options, [&x](Runtime& rt) { x = racy_counter(rt); });
-  return x;
-}
+using test_programs::racy_counter_under;
 
 struct Search {
   testing::CheckResult result;
@@ -197,12 +190,12 @@ TEST(TestingScheduleGen, ShrinksALostUpdateToASmallReplayableSchedule) {
 
     // Replaying the minimal schedule reproduces the lost update, every time; each of its
     // preemptions is necessary: without any one of them the update is not lost.
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(counter_under(minimal.to_strategy()), 1);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(racy_counter_under(minimal.to_strategy()), 1);
     for (std::size_t i = 0; i < minimal.picks.size(); ++i) {
       if (minimal.picks[i] == 0) continue;
       std::vector<std::uint32_t> without = minimal.picks;
       without[i] = 0;
-      EXPECT_EQ(counter_under(Strategy::choices(without)), 2)
+      EXPECT_EQ(racy_counter_under(Strategy::choices(without)), 2)
           << "preemption " << i << " of " << rc::toString(minimal) << " is not needed";
     }
   }
@@ -372,7 +365,7 @@ TEST(TestingBubbleProp, GeneratedScheduleFindsAndShrinksTheLostUpdate) {
   ASSERT_TRUE(last_failing.has_value());
   EXPECT_EQ(gen::preemptions(*last_failing), 1u) << rc::toString(*last_failing);
   EXPECT_LE(last_failing->picks.size(), 4u) << rc::toString(*last_failing);
-  EXPECT_EQ(counter_under(last_failing->to_strategy()), 1);
+  EXPECT_EQ(racy_counter_under(last_failing->to_strategy()), 1);
   bool shown = false;
   for (const std::string& value : result.counterexample) {
     shown = shown || contains(value, rc::toString(*last_failing));

@@ -22,9 +22,9 @@
 namespace bubble::testing {
 namespace {
 
+// "every schedule with at most 2 preemptions", as BUBBLE_TEST's messages say it.
 std::string bound_text(std::uint32_t bound) {
-  return "every schedule with at most " + std::to_string(bound) +
-         (bound == 1 ? " preemption" : " preemptions");
+  return TestPlan::exhaustive(bound).describe();
 }
 
 // The environment as properties read it, with its notes printed once per process.
@@ -125,6 +125,22 @@ void skip_test(const std::string& message) {
   host.report_skip(host.test_file(), host.test_line(), message);
 }
 
+// Called while the failure of schedule `index` of a search within `bound` (run with `strategy`)
+// is being handled: throws it on, saying which schedule failed (see search_case).
+[[noreturn]] void rethrow_schedule_failure(std::uint64_t index, std::uint32_t bound,
+                                           const Strategy& strategy) {
+  const std::string which = "bubble: schedule " + std::to_string(index) +
+                            " of the exhaustive search of " + bound_text(bound) + " failed";
+  try {
+    throw;
+  } catch (const CaseFailure& failure) {
+    throw CaseFailure(which + ":\n" + failure.what());
+  } catch (...) {
+    RC_LOG() << which << "\n" << kCaseScheduleLabel << strategy.to_string() << "\n";
+    throw;
+  }
+}
+
 }  // namespace
 
 CaseSearch search_case(const std::function<void(Runtime&)>& root, std::uint32_t bound,
@@ -140,26 +156,12 @@ CaseSearch search_case(const std::function<void(Runtime&)>& root, std::uint32_t 
     decisions.clear();
     dependencies.clear();
     run_options.strategy = *strategy;
-    const std::uint64_t index = tree.schedules() + 1;
-    const std::string which = "bubble: schedule " + std::to_string(index) +
-                              " of the exhaustive search of " + bound_text(bound) + " failed";
     try {
       (void)run_property(run_options, root);
-    } catch (const CaseFailure& failure) {
-      if (!tree.owns(decisions)) {
-        // Another shard's schedule, run only to learn the tree's shape: its failure is that
-        // shard's to report.
-        tree.record(decisions, &dependencies);
-        continue;
-      }
-      throw CaseFailure(which + ":\n" + failure.what());
     } catch (...) {
-      if (!tree.owns(decisions)) {
-        tree.record(decisions, &dependencies);
-        continue;
-      }
-      RC_LOG() << which << "\n" << kCaseScheduleLabel << strategy->to_string() << "\n";
-      throw;
+      // The failure of another shard's schedule, run only to learn the tree's shape, is that
+      // shard's to report: the search goes on.
+      if (tree.owns(decisions)) rethrow_schedule_failure(tree.schedules() + 1, bound, *strategy);
     }
     tree.record(decisions, &dependencies);
   }

@@ -60,10 +60,11 @@ CaseSearch search_case(const std::function<void(Runtime&)>& root, std::uint32_t 
 //     schedules, so every shard must generate the same cases: without a fixed seed in RC_PARAMS
 //     ("seed=<n>") it throws std::invalid_argument saying so;
 //   - otherwise: run_with_generated_schedule(root, options, shape), one generated schedule that
-//     is part of the case (BUBBLE_STRATEGY, BUBBLE_SCHEDULES and BUBBLE_SEED do not apply to
-//     properties).
-// A malformed variable throws std::invalid_argument naming it and its value, which fails the
-// case. The body must draw its inputs before, as for search_case.
+//     is part of the case.
+// BUBBLE_STRATEGY, BUBBLE_SCHEDULES and BUBBLE_SEED do not apply to properties, nor does
+// BUBBLE_CHECKPOINT to their searches: a note on standard output names each that is set, once per
+// process. A malformed variable throws std::invalid_argument naming it and its value, which fails
+// the case. The body must draw its inputs before, as for search_case.
 void run_case(const std::function<void(Runtime&)>& root, const Options& options = {},
               gen::ScheduleShape shape = {});
 
