@@ -211,8 +211,10 @@ TEST(PartialOrder, RandomProgramsReachTheSameOutcomesAsPlainEnumeration) {
     std::uint32_t bound;
     std::uint64_t programs;
   };
-  for (const Shape shape :
-       {Shape{2, 3, 1'000, 12}, Shape{3, 2, 2, 8}, Shape{3, 3, 1, 4}, Shape{2, 4, 1, 8}}) {
+  // Three threads of three operations at bound 2: the smallest shape here on which a reduction
+  // that prunes more than the bound allows (sleep sets) misses outcomes.
+  for (const Shape shape : {Shape{2, 3, 1'000, 12}, Shape{3, 2, 2, 8}, Shape{3, 3, 1, 4},
+                            Shape{2, 4, 1, 8}, Shape{3, 3, 2, 6}}) {
     for (std::uint64_t seed = 1; seed <= shape.programs; ++seed) {
       const auto body = [&](Runtime& rt) {
         return random_program(rt, seed, shape.threads, shape.ops);
