@@ -234,6 +234,23 @@ TEST(TestingCaseSearch, PropertyWithParametersPrintsACertificateOfItsCases) {
   EXPECT_TRUE(contains(certificate, " with at most 1 preemption, 0 failed")) << out;
 }
 
+// Without BUBBLE_EXHAUSTIVE each case runs under one generated schedule: schedule shards have
+// nothing to split, and the note says so (not that BUBBLE_SCHEDULES, which properties ignore, is
+// missing).
+TEST(TestingCaseSearch, ShardsWithoutASearchAreNamedAsIgnoredByProperties) {
+  const std::string out = run_child(
+      "BUBBLE_SCHEDULE_SHARD_INDEX=1 BUBBLE_SCHEDULE_TOTAL_SHARDS=2 BUBBLE_SCHEDULES=3 "
+      "RC_PARAMS='seed=5 max_success=3'",
+      "IncrementsUnderAMutexAreNeverLost");
+  EXPECT_TRUE(contains(out,
+                       "bubble: properties ignore BUBBLE_SCHEDULE_SHARD_INDEX=1 and "
+                       "BUBBLE_SCHEDULE_TOTAL_SHARDS=2 without BUBBLE_EXHAUSTIVE: each case runs "
+                       "under one generated schedule\n"))
+      << out;
+  EXPECT_FALSE(contains(out, "because BUBBLE_SCHEDULES is not set")) << out;
+  EXPECT_TRUE(contains(out, "[  PASSED  ] 1 test.")) << out;
+}
+
 // The planted lost update passes within no preemption, and fails within one: the counterexample
 // is shrunk to two threads and shows the failing schedule.
 TEST(TestingCaseSearch, PropertyWithParametersFindsTheBugAtItsBound) {

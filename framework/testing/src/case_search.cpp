@@ -30,12 +30,32 @@ std::string bound_text(std::uint32_t bound) {
 // The environment as properties read it, with its notes printed once per process.
 // BUBBLE_STRATEGY, BUBBLE_SCHEDULES and BUBBLE_SEED choose the runs of a BUBBLE_TEST and do not
 // apply to a property, whose schedule is part of its case; BUBBLE_CHECKPOINT keeps one search,
-// and a property runs one per case.
+// and a property runs one per case; the schedule shards split a search, and apply only under
+// BUBBLE_EXHAUSTIVE.
 TestPlan property_plan() {
   const EnvLookup env = process_environment();
   std::vector<std::string> notes;
+  // Schedule shards split a search; without one, each case runs under one generated schedule.
+  const std::optional<std::string> exhaustive = env("BUBBLE_EXHAUSTIVE");
+  const bool searching = exhaustive && !exhaustive->empty();
+  const std::optional<std::string> shard_index = env("BUBBLE_SCHEDULE_SHARD_INDEX");
+  const std::optional<std::string> shard_total = env("BUBBLE_SCHEDULE_TOTAL_SHARDS");
+  if (!searching && (shard_index || shard_total)) {
+    std::string set;
+    if (shard_index) set = "BUBBLE_SCHEDULE_SHARD_INDEX=" + *shard_index;
+    if (shard_total) {
+      set += (set.empty() ? "" : " and ") + std::string("BUBBLE_SCHEDULE_TOTAL_SHARDS=") +
+             *shard_total;
+    }
+    notes.push_back("bubble: properties ignore " + set +
+                    " without BUBBLE_EXHAUSTIVE: each case runs under one generated schedule");
+  }
   TestPlan plan =
       TestPlan::from_environment([&](std::string_view name) -> std::optional<std::string> {
+        if (!searching &&
+            (name == "BUBBLE_SCHEDULE_SHARD_INDEX" || name == "BUBBLE_SCHEDULE_TOTAL_SHARDS")) {
+          return std::nullopt;
+        }
         if (name == "BUBBLE_STRATEGY" || name == "BUBBLE_SCHEDULES" || name == "BUBBLE_SEED") {
           const std::optional<std::string> value = env(name);
           if (value && !value->empty()) {
