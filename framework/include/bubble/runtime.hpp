@@ -61,6 +61,11 @@ struct WaitInfo {
   void (*describe)(const void* object, WaitDetail& detail) = nullptr;
   // What the operation tells a bubble about progress (fairness and livelocks: see Progress).
   Progress progress = Progress::made;
+  // True for a wait that touches nothing other threads share and that only its deadline ends (a
+  // sleep without a context): partial-order reduction (RunDependencies) then counts the step it
+  // starts as the thread's own, independent of every other thread's, instead of as one on an
+  // unknown object, dependent with all. Leave it false for any wait another thread can end.
+  bool private_wait = false;
 };
 
 // What a blocked thread's object tells a report (WaitInfo::describe) about who could release it.

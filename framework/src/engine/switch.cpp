@@ -170,7 +170,7 @@ ParkResult Bubble::park(Waiter& waiter, TimePoint deadline, const WaitInfo& what
 // park after its step, when the direct hand-off does not apply.
 ParkResult Bubble::park_general(BThread* t, Waiter& waiter, TimePoint deadline,
                                 const WaitInfo& what) {
-  if (deps_ != nullptr) log_point(t, what.object_id);
+  if (deps_ != nullptr) log_point(t, what.private_wait ? own_object(t) : what.object_id);
   if (deadline <= now_) {
     // Already due: a scheduling point, then the timeout (unless woken meanwhile). A wait that
     // returns at once only gives the processor away (Progress::none).

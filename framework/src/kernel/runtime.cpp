@@ -122,7 +122,8 @@ std::size_t Runtime::choose(std::size_t n, const WaitInfo& /*what*/) {
 }
 
 void Runtime::sleep_until(TimePoint deadline, SourceLocation where) {
-  const WaitInfo what{"sleep", 0, where};
+  // Nothing but the deadline ends it, and time moves only when every thread is blocked.
+  const WaitInfo what{.kind = "sleep", .where = where, .private_wait = true};
   if (deadline <= now()) {
     // A sleep that is already over only gives the processor away, as a yield.
     if (controlled()) schedule_point({.kind = "sleep", .where = where, .progress = Progress::none});
