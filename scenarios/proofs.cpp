@@ -25,13 +25,14 @@ namespace {
 using std::chrono::milliseconds;
 
 // The rate limiter's workloads: one RateLimiter (n = 1 per 10 ms) feeding a pool of one worker
-// and a queue of one; 1 to 4 calls by one submitter, or one call by each of two; each call a
-// submit (waits for a token and for room) or a try_submit (refused with full when the queue is
-// taken, which refunds its token), in every combination; every job works 10 ms; stop() never
-// called before the end, or, for a single call, called at 10 ms, the first refill, racing it.
+// and a queue of one; 1 to 4 calls by one submitter, one call by each of two, or two calls by one
+// submitter and one by another; each call a submit (waits for a token and for room) or a
+// try_submit (refused with full when the queue is taken, which refunds its token), in every
+// combination; every job works 10 ms; stop() never called before the end, or, for a single call,
+// called at 10 ms, the first refill, racing it.
 std::vector<RateWorkload> rate_workloads() {
   std::vector<RateWorkload> out;
-  const std::vector<std::vector<int>> splits = {{1}, {2}, {3}, {4}, {1, 1}};
+  const std::vector<std::vector<int>> splits = {{1}, {2}, {3}, {4}, {1, 1}, {2, 1}};
   for (const std::vector<int>& split : splits) {
     int calls = 0;
     for (const int size : split) calls += size;
@@ -80,7 +81,8 @@ Proof rate_limiter_proof_of(const std::string& limiter) {
   proof.name = limiter + " admits at most n per window (refunds, stop)";
   proof.configuration =
       "n = 1 per 10 ms into a pool of 1 worker and a queue of 1; 1-4 submits and try_submits by "
-      "one submitter, or one by each of two; stop() at the first refill (one call) or never";
+      "one submitter, one by each of two, or two by one and one by another; stop() at the first "
+      "refill (one call) or never";
   proof.workloads = workloads->size();
   proof.default_bound = 1;
   proof.describe = describe_workloads(workloads);
