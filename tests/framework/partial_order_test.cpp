@@ -79,15 +79,18 @@ Explored explore(std::uint32_t bound, Reduction reduction,
   return out;
 }
 
-// Three threads that each lock and unlock a mutex of their own three times, and count under it.
-std::string three_threads_on_their_own_mutexes(Runtime& rt) {
+// Three threads that each lock and unlock a mutex of their own `locks` times, and count under it,
+// after sleeping until the same instant when `sleep_first` (a worker that waits for its next
+// tick: a plain sleep touches nothing the other threads share). Returns the counts.
+std::string threads_on_their_own_mutexes(Runtime& rt, int locks, bool sleep_first) {
   int counts[3] = {0, 0, 0};
   std::vector<std::unique_ptr<bubble::Mutex>> mutexes;
   std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
   for (int i = 0; i < 3; ++i) mutexes.push_back(std::make_unique<bubble::Mutex>(rt));
   for (int i = 0; i < 3; ++i) {
     threads.push_back(rt.spawn("worker", [&, i] {
-      for (int k = 0; k < 3; ++k) {
+      if (sleep_first) rt.sleep_for(std::chrono::milliseconds(1));
+      for (int k = 0; k < locks; ++k) {
         mutexes[i]->lock();
         ++counts[i];
         mutexes[i]->unlock();
@@ -96,6 +99,10 @@ std::string three_threads_on_their_own_mutexes(Runtime& rt) {
   }
   for (auto& t : threads) t->join();
   return std::to_string(counts[0]) + std::to_string(counts[1]) + std::to_string(counts[2]);
+}
+
+std::string three_threads_on_their_own_mutexes(Runtime& rt) {
+  return threads_on_their_own_mutexes(rt, 3, false);
 }
 
 TEST(PartialOrder, ThreadsOnDifferentObjectsNeedFarFewerSchedules) {
@@ -109,25 +116,8 @@ TEST(PartialOrder, ThreadsOnDifferentObjectsNeedFarFewerSchedules) {
   EXPECT_EQ(reduced.failures, 0u);
 }
 
-// Three threads that each sleep until the same instant, then lock a mutex of their own twice: a
-// worker that waits for its next tick. A plain sleep touches nothing the other threads share.
 std::string three_sleepers_on_their_own_mutexes(Runtime& rt) {
-  int counts[3] = {0, 0, 0};
-  std::vector<std::unique_ptr<bubble::Mutex>> mutexes;
-  std::vector<std::unique_ptr<bubble::ThreadHandle>> threads;
-  for (int i = 0; i < 3; ++i) mutexes.push_back(std::make_unique<bubble::Mutex>(rt));
-  for (int i = 0; i < 3; ++i) {
-    threads.push_back(rt.spawn("sleeper", [&, i] {
-      rt.sleep_for(std::chrono::milliseconds(1));
-      for (int k = 0; k < 2; ++k) {
-        mutexes[i]->lock();
-        ++counts[i];
-        mutexes[i]->unlock();
-      }
-    }));
-  }
-  for (auto& t : threads) t->join();
-  return std::to_string(counts[0]) + std::to_string(counts[1]) + std::to_string(counts[2]);
+  return threads_on_their_own_mutexes(rt, 2, true);
 }
 
 TEST(PartialOrder, PlainSleepsCommuteWithOtherThreadsSteps) {

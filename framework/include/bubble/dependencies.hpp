@@ -14,11 +14,13 @@ namespace bubble {
 // scheduling points (an operation of a bubble primitive or of a hooked atomic, a park, a yield) to
 // the next, or to its exit. Everything a step does to memory that other threads share goes
 // through the operation it starts with, on one object; a thread's first step, from its start to
-// its first point, touches only what it alone can see yet. Two steps are dependent when they are
-// of the same thread, or on the same object, or either is on object 0 (an operation bubble does
-// not know the object of: a yield, a sleep, a select over several channels), which is dependent
-// with everything, except that two steps that only read an object (atomic loads) are independent.
-// A thread's last step also touches the thread's exit, as the joins of it do.
+// its first point, touches only what it alone can see yet, as does a step that starts with a
+// wait nothing but its deadline ends (WaitInfo::private_wait: a plain sleep). Two steps are
+// dependent when they are of the same thread, or on the same object, or either is on object 0 (an
+// operation bubble does not know the object of: a yield, a sleep under a context, a select over
+// several channels), which is dependent with everything, except that two steps that only read an
+// object (atomic loads) are independent. A thread's last step also touches the thread's exit, as
+// the joins of it do.
 //
 // Code that shares memory without any operation bubble sees (plain variables read and written by
 // several threads without a lock: a data race) is invisible here; partial-order reduction does
